@@ -1,0 +1,61 @@
+/**
+ * A small, dependency-free harness: each case is run in sequential `await` loops; the median of several
+ * rounds gives ns per call, and heap growth over a GC-free window gives bytes per call.
+ */
+
+export interface BenchCase {
+  readonly group: string;
+  readonly name: string;
+  /** One call of the thing measured; awaited. */
+  readonly run: () => Promise<unknown>;
+  /** Calls per round (default 200,000). */
+  readonly iterations?: number;
+}
+
+export interface BenchResult {
+  readonly group: string;
+  readonly name: string;
+  readonly nsPerCall: number;
+  readonly bytesPerCall: number;
+}
+
+const gc = (globalThis as { gc?: () => void }).gc;
+
+async function loop(run: () => Promise<unknown>, iterations: number): Promise<number> {
+  const start = process.hrtime.bigint();
+  for (let i = 0; i < iterations; i++) await run();
+  return Number(process.hrtime.bigint() - start) / iterations;
+}
+
+export async function measure(c: BenchCase, rounds = 7): Promise<BenchResult> {
+  const iterations = c.iterations ?? 200_000;
+  await loop(c.run, Math.min(iterations, 50_000)); // warm up: let the JIT settle
+  const samples: number[] = [];
+  for (let r = 0; r < rounds; r++) samples.push(await loop(c.run, iterations));
+  samples.sort((a, b) => a - b);
+
+  const allocIterations = Math.min(iterations, 20_000);
+  const byteSamples: number[] = [];
+  for (let r = 0; r < 3; r++) {
+    gc?.();
+    const before = process.memoryUsage().heapUsed;
+    for (let i = 0; i < allocIterations; i++) await c.run();
+    byteSamples.push(Math.max(0, process.memoryUsage().heapUsed - before) / allocIterations);
+  }
+  byteSamples.sort((a, b) => a - b);
+  return { group: c.group, name: c.name, nsPerCall: samples[samples.length >> 1], bytesPerCall: byteSamples[1] };
+}
+
+export function formatTable(results: readonly BenchResult[], baselineName: string): string {
+  const lines = ['| group | case | ns/call | × bare | bytes/call |', '| --- | --- | ---: | ---: | ---: |'];
+  const byGroup = new Map<string, BenchResult[]>();
+  for (const r of results) byGroup.set(r.group, [...(byGroup.get(r.group) ?? []), r]);
+  for (const [group, rows] of byGroup) {
+    const bare = rows.find((r) => r.name === baselineName) ?? results.find((r) => r.name === baselineName);
+    for (const r of rows) {
+      const ratio = bare ? (r.nsPerCall / bare.nsPerCall).toFixed(1) : 'n/a';
+      lines.push(`| ${group} | ${r.name} | ${r.nsPerCall.toFixed(0)} | ${ratio}× | ${r.bytesPerCall.toFixed(0)} |`);
+    }
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,134 @@
+import { setMaxListeners } from 'node:events';
+import { abortReason } from '../time/time.provider.js';
+
+/**
+ * The cancellation state an execution runs under. Signals are created only when somebody reads them:
+ * a pipeline whose callback never looks at `context.signal` allocates no `AbortController`.
+ *
+ * @internal
+ */
+export abstract class CancellationScope {
+  /** False for a scope that can never abort: children then need no link to it. */
+  abstract get canAbort(): boolean;
+  abstract get aborted(): boolean;
+  abstract get signal(): AbortSignal;
+  abstract get reason(): unknown;
+}
+
+/** The outermost scope when the caller passed a signal. @internal */
+export class ExternalCancellationScope extends CancellationScope {
+  constructor(readonly signal: AbortSignal) {
+    super();
+  }
+
+  get canAbort(): boolean {
+    return true;
+  }
+
+  get aborted(): boolean {
+    return this.signal.aborted;
+  }
+
+  get reason(): unknown {
+    return abortReason(this.signal);
+  }
+}
+
+/**
+ * The outermost scope when the caller passed no signal: it never aborts. Shared by every such context;
+ * `ResilienceContext.signal` gives each context its own never-aborting signal on first read, so no
+ * listener of one call can pile up on a signal shared with others.
+ *
+ * @internal
+ */
+export class NoCancellationScope extends CancellationScope {
+  static readonly instance = new NoCancellationScope();
+
+  get canAbort(): boolean {
+    return false;
+  }
+
+  get aborted(): boolean {
+    return false;
+  }
+
+  get reason(): unknown {
+    return undefined;
+  }
+
+  get signal(): AbortSignal {
+    return new AbortController().signal;
+  }
+}
+
+/**
+ * A child scope that aborts when its parent aborts or when `abort()` is called (a timeout, a losing
+ * hedged attempt). Its signal and the link to the parent exist only once the signal is read; `dispose()`
+ * removes that link so nothing is left listening on the parent.
+ *
+ * @internal
+ */
+export class LinkedCancellationScope extends CancellationScope {
+  private controller?: AbortController;
+  private ownAborted = false;
+  private ownReason: unknown;
+  private parentSignal?: AbortSignal;
+  private readonly onParentAbort = (): void => this.abort(this.parent.reason);
+
+  constructor(private readonly parent: CancellationScope) {
+    super();
+  }
+
+  get canAbort(): boolean {
+    return true;
+  }
+
+  get aborted(): boolean {
+    return this.ownAborted || this.parent.aborted;
+  }
+
+  /** True when this scope itself was aborted (not merely its parent). */
+  get abortedHere(): boolean {
+    return this.ownAborted;
+  }
+
+  get reason(): unknown {
+    return this.ownAborted ? this.ownReason : this.parent.reason;
+  }
+
+  get signal(): AbortSignal {
+    if (this.controller) return this.controller.signal;
+    const controller = (this.controller = new AbortController());
+    // Many listeners on one execution's signal are legitimate (parallel hedges, nested calls).
+    setMaxListeners(0, controller.signal);
+    if (this.ownAborted) {
+      controller.abort(this.ownReason);
+    } else if (this.parent.aborted) {
+      this.abort(this.parent.reason);
+    } else if (this.parent.canAbort) {
+      this.parentSignal = this.parent.signal;
+      this.parentSignal.addEventListener('abort', this.onParentAbort, { once: true });
+    }
+    return controller.signal;
+  }
+
+  abort(reason: unknown): void {
+    if (this.ownAborted) return;
+    this.ownAborted = true;
+    this.ownReason = reason;
+    this.unlink();
+    this.controller?.abort(reason);
+  }
+
+  /** Releases the listener on the parent's signal. The scope must not be used afterwards. */
+  dispose(): void {
+    this.unlink();
+  }
+
+  private unlink(): void {
+    if (this.parentSignal) {
+      this.parentSignal.removeEventListener('abort', this.onParentAbort);
+      this.parentSignal = undefined;
+    }
+  }
+}

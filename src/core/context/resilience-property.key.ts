@@ -1,0 +1,67 @@
+/**
+ * A typed key for `ResilienceContext.properties`. Keys compare by their `key` string, so define each key
+ * once (a module constant) and share it.
+ *
+ * ```ts
+ * const TenantKey = new ResiliencePropertyKey<string>('tenant');
+ * context.properties.set(TenantKey, 'acme');
+ * const tenant = context.properties.get(TenantKey); // string | undefined
+ * ```
+ *
+ * @publicApi
+ */
+export class ResiliencePropertyKey<T> {
+  /** Never set: carries the value type for the compiler. */
+  declare readonly __type?: T;
+
+  constructor(readonly key: string) {}
+
+  toString(): string {
+    return this.key;
+  }
+}
+
+/** A typed property bag that travels with one execution through every strategy. @publicApi */
+export class ResilienceProperties {
+  private readonly map = new Map<string, unknown>();
+
+  get<T>(key: ResiliencePropertyKey<T>): T | undefined {
+    return this.map.get(key.key) as T | undefined;
+  }
+
+  getOrDefault<T>(key: ResiliencePropertyKey<T>, defaultValue: T): T {
+    return this.map.has(key.key) ? (this.map.get(key.key) as T) : defaultValue;
+  }
+
+  has(key: ResiliencePropertyKey<unknown>): boolean {
+    return this.map.has(key.key);
+  }
+
+  set<T>(key: ResiliencePropertyKey<T>, value: T): this {
+    this.map.set(key.key, value);
+    return this;
+  }
+
+  delete(key: ResiliencePropertyKey<unknown>): boolean {
+    return this.map.delete(key.key);
+  }
+
+  get size(): number {
+    return this.map.size;
+  }
+
+  /** The raw entries, keyed by the keys' names. */
+  entries(): IterableIterator<[string, unknown]> {
+    return this.map.entries();
+  }
+
+  /** Copies every entry of `other` into this bag, replacing entries with the same key. */
+  addOrReplace(other: ResilienceProperties): this {
+    for (const [k, v] of other.map) this.map.set(k, v);
+    return this;
+  }
+
+  clear(): void {
+    this.map.clear();
+  }
+}

@@ -1,0 +1,82 @@
+import { CancellationScope, ExternalCancellationScope, NoCancellationScope } from './cancellation.scope.js';
+import { ResilienceProperties } from './resilience-property.key.js';
+
+/** What a caller may pass instead of a ready-made context. @publicApi */
+export interface ResilienceContextOptions {
+  /** Names the operation in telemetry and logs (Polly's `OperationKey`). */
+  operationKey?: string;
+  /** Cancels the execution: every strategy and the callback observe it. */
+  signal?: AbortSignal;
+  /** Initial properties; the bag is shared, not copied. */
+  properties?: ResilienceProperties;
+}
+
+/** The function a pipeline executes. It may return a value or a promise. @publicApi */
+export type ResilienceCallback<R> = (context: ResilienceContext) => R | PromiseLike<R>;
+
+/**
+ * The execution-scoped state that travels with one call through every strategy of a pipeline:
+ * the operation key, a cancellation signal, typed properties and the current attempt number.
+ *
+ * @publicApi
+ */
+export class ResilienceContext {
+  /** Names the operation in telemetry and logs. */
+  operationKey: string | undefined;
+  /** The attempt being executed: 0 for the original call, 1 for the first retry or hedge, … */
+  attemptNumber = 0;
+
+  /** @internal The cancellation scope the current strategy runs under. */
+  _scope: CancellationScope;
+  /** @internal The user's callback, read by the innermost component. */
+  _callback: ResilienceCallback<unknown> | undefined;
+  /** @internal The time (per the pipeline's clock) by which an enclosing timeout ends the call. */
+  _deadline = Infinity;
+  private bag: ResilienceProperties | undefined;
+
+  constructor(options?: ResilienceContextOptions) {
+    this.operationKey = options?.operationKey;
+    this.bag = options?.properties;
+    const signal = options?.signal;
+    this._scope = signal ? new ExternalCancellationScope(signal) : NoCancellationScope.instance;
+  }
+
+  /** Aborts when the caller cancels or an enclosing strategy (a timeout, a losing hedge) gives up. */
+  get signal(): AbortSignal {
+    if (this._scope === NoCancellationScope.instance) {
+      this._scope = new ExternalCancellationScope(new AbortController().signal);
+    }
+    return this._scope.signal;
+  }
+
+  /** True once `signal` has aborted; reading this never allocates a signal. */
+  get isCancellationRequested(): boolean {
+    return this._scope.aborted;
+  }
+
+  /** The typed property bag. */
+  get properties(): ResilienceProperties {
+    return (this.bag ??= new ResilienceProperties());
+  }
+
+  /** True when a property bag exists (reading `properties` creates one). */
+  get hasProperties(): boolean {
+    return this.bag !== undefined && this.bag.size > 0;
+  }
+
+  /**
+   * A copy for a parallel attempt (hedging): same operation key, callback and deadline, a copy of the
+   * properties, and the given cancellation scope.
+   *
+   * @internal
+   */
+  _fork(scope: CancellationScope): ResilienceContext {
+    const copy = new ResilienceContext({ operationKey: this.operationKey });
+    copy._scope = scope;
+    copy._callback = this._callback;
+    copy._deadline = this._deadline;
+    copy.attemptNumber = this.attemptNumber;
+    if (this.bag) copy.properties.addOrReplace(this.bag);
+    return copy;
+  }
+}

@@ -1,0 +1,42 @@
+import type { ResilienceContext } from '../context/resilience.context.js';
+import type { Outcome } from '../outcome.model.js';
+import type { OptionsValidator } from '../utils/options.validation.js';
+
+/** @publicApi */
+export interface FallbackArguments<T> {
+  /** The handled outcome that is being replaced. */
+  readonly outcome: Outcome<T>;
+  readonly context: ResilienceContext;
+}
+
+/** @publicApi */
+export interface FallbackStrategyOptions<T = unknown> {
+  /** Names the strategy in telemetry and validation messages. */
+  name?: string;
+  /** The value returned instead of a handled outcome. Give this or `fallbackAction`. */
+  fallbackValue?: T;
+  /** Produces the replacement; it may throw (the pipeline then fails with that error). */
+  fallbackAction?: (args: FallbackArguments<T>) => T | PromiseLike<T>;
+  /** Which outcomes are replaced. Default: every error except cancellation. */
+  shouldHandle?: (args: FallbackArguments<T>) => boolean | PromiseLike<boolean>;
+  /** Runs before the fallback produces its replacement. */
+  onFallback?: (args: FallbackArguments<T>) => void | PromiseLike<void>;
+}
+
+/** @internal */
+export const FALLBACK_OPTION_KEYS = ['name', 'fallbackValue', 'fallbackAction', 'shouldHandle', 'onFallback'] as const;
+
+/** @internal */
+export function validateFallbackOptions(v: OptionsValidator, options: FallbackStrategyOptions<unknown>): void {
+  v.knownKeys(options, FALLBACK_OPTION_KEYS)
+    .string('name', options.name)
+    .func('fallbackAction', options.fallbackAction)
+    .func('shouldHandle', options.shouldHandle)
+    .func('onFallback', options.onFallback);
+  const hasValue = 'fallbackValue' in options;
+  if (!hasValue && options.fallbackAction === undefined) {
+    v.add('fallbackAction', undefined, 'is required (or give fallbackValue)');
+  } else if (hasValue && options.fallbackAction !== undefined) {
+    v.add('fallbackValue', options.fallbackValue, 'must not be given together with fallbackAction');
+  }
+}

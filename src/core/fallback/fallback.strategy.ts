@@ -1,0 +1,37 @@
+import type { ResilienceContext } from '../context/resilience.context.js';
+import { outcomeFromError, outcomeFromValue, unwrapOutcome } from '../outcome.model.js';
+import { handleAllErrors } from '../outcome.predicates.js';
+import type { ResilienceStrategy, StrategyBuilderContext, StrategyNext } from '../pipeline/resilience.strategy.js';
+import type { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
+import type { FallbackArguments, FallbackStrategyOptions } from './fallback.options.js';
+
+/** Replaces a handled outcome with a value or the result of a fallback action. @internal */
+export class FallbackStrategy<T> implements ResilienceStrategy<T> {
+  private readonly shouldHandle: NonNullable<FallbackStrategyOptions<T>['shouldHandle']>;
+  private readonly handlesResults: boolean;
+  private readonly telemetry: StrategyTelemetry;
+
+  constructor(
+    private readonly options: FallbackStrategyOptions<T>,
+    context: StrategyBuilderContext,
+  ) {
+    this.shouldHandle = options.shouldHandle ?? handleAllErrors;
+    this.handlesResults = options.shouldHandle !== undefined;
+    this.telemetry = context.telemetry;
+  }
+
+  execute(next: StrategyNext<T>, context: ResilienceContext): Promise<T> {
+    return next(context).then(
+      this.handlesResults ? (value) => this.handle({ outcome: outcomeFromValue(value), context }) : undefined,
+      (error: unknown) => this.handle({ outcome: outcomeFromError(error), context }),
+    );
+  }
+
+  private async handle(args: FallbackArguments<T>): Promise<T> {
+    if (!(await this.shouldHandle(args))) return unwrapOutcome(args.outcome);
+    this.telemetry.report('OnFallback', 'warning', args.context, { outcome: args.outcome });
+    if (this.options.onFallback) await this.options.onFallback(args);
+    const action = this.options.fallbackAction;
+    return action ? await action(args) : (this.options.fallbackValue as T);
+  }
+}

@@ -1,0 +1,1 @@
+export * from './fallback.options.js';

@@ -1,0 +1,121 @@
+import type { Outcome } from './outcome.model.js';
+import { isCancellationError } from './resilience.errors.js';
+
+/**
+ * Decides whether an outcome is handled by a strategy (retried, counted as a failure, replaced by a
+ * fallback…). Every strategy's `shouldHandle` receives an arguments object with at least the outcome, so
+ * these predicates plug into any of them. It may return a promise.
+ *
+ * @publicApi
+ */
+export type OutcomePredicate<T = unknown> = (args: { readonly outcome: Outcome<T> }) => boolean | PromiseLike<boolean>;
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type ErrorClass<E> = abstract new (...args: any[]) => E;
+
+/**
+ * Handles every error except cancellation; results are never handled. The default of retry, fallback
+ * and the circuit breaker (as in Polly, where `OperationCanceledException` is excluded).
+ *
+ * @publicApi
+ */
+export function handleAllErrors({ outcome }: { readonly outcome: Outcome<unknown> }): boolean {
+  return !outcome.ok && !isCancellationError(outcome.error);
+}
+
+/**
+ * Handles errors of a class (and its subclasses), optionally narrowed by a filter; or, given a plain
+ * function, every error the function accepts.
+ *
+ * ```ts
+ * handleError(HttpError, (e) => e.status >= 500)
+ * handleError((e) => e instanceof TypeError)
+ * ```
+ *
+ * @publicApi
+ */
+export function handleError<E>(type: ErrorClass<E>, filter?: (error: E) => boolean): OutcomePredicate<unknown>;
+export function handleError(filter: (error: unknown) => boolean): OutcomePredicate<unknown>;
+export function handleError<E>(
+  typeOrFilter: ErrorClass<E> | ((error: unknown) => boolean),
+  filter?: (error: E) => boolean,
+): OutcomePredicate<unknown> {
+  if (isClass(typeOrFilter)) {
+    const type = typeOrFilter;
+    return ({ outcome }) => !outcome.ok && outcome.error instanceof type && (!filter || filter(outcome.error));
+  }
+  const predicate = typeOrFilter;
+  return ({ outcome }) => !outcome.ok && predicate(outcome.error);
+}
+
+/**
+ * Handles results that match a predicate (or equal a value), e.g. an HTTP response with status 503.
+ * Errors are not handled.
+ *
+ * @publicApi
+ */
+export function handleResult<T>(predicateOrValue: ((result: T) => boolean) | T): OutcomePredicate<T> {
+  if (typeof predicateOrValue === 'function') {
+    const predicate = predicateOrValue as (result: T) => boolean;
+    return ({ outcome }) => outcome.ok && predicate(outcome.value);
+  }
+  return ({ outcome }) => outcome.ok && Object.is(outcome.value, predicateOrValue);
+}
+
+/** Handles an outcome when any of the predicates does (evaluated in order, short-circuiting). @publicApi */
+export function anyOf<T>(...predicates: OutcomePredicate<T>[]): OutcomePredicate<T> {
+  return (args) => {
+    let index = 0;
+    const next = (): boolean | PromiseLike<boolean> => {
+      while (index < predicates.length) {
+        const verdict = predicates[index++](args);
+        if (verdict === true) return true;
+        if (verdict !== false) return Promise.resolve(verdict).then((v) => v || next());
+      }
+      return false;
+    };
+    return next();
+  };
+}
+
+/** The error codes of transient network faults (the seeds' `IsTransient`). @publicApi */
+export const TRANSIENT_NETWORK_ERROR_CODES: ReadonlySet<string> = new Set([
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'ECONNREFUSED',
+  'EPIPE',
+  'EAI_AGAIN',
+  'ECONNABORTED',
+  'ENETUNREACH',
+  'EHOSTUNREACH',
+  'ENETDOWN',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+/**
+ * True for an error that reports a transient network fault: one of `TRANSIENT_NETWORK_ERROR_CODES`
+ * (looked up on the error and along its `cause` chain, as `fetch` nests them) or a "socket hang up".
+ *
+ * @publicApi
+ */
+export function isTransientNetworkError(error: unknown): boolean {
+  for (let current = error, depth = 0; current && typeof current === 'object' && depth < 5; depth++) {
+    const { code, message } = current as { code?: unknown; message?: unknown };
+    if (typeof code === 'string' && TRANSIENT_NETWORK_ERROR_CODES.has(code)) return true;
+    if (typeof message === 'string' && /socket hang up/i.test(message)) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/** A ready `shouldHandle` that handles transient network errors only. @publicApi */
+export const handleTransientNetworkErrors: OutcomePredicate<unknown> = ({ outcome }) =>
+  !outcome.ok && isTransientNetworkError(outcome.error);
+
+function isClass(fn: unknown): fn is ErrorClass<unknown> {
+  return (
+    typeof fn === 'function' &&
+    (fn === Error || fn.prototype instanceof Error || /^class\s/.test(Function.prototype.toString.call(fn)))
+  );
+}

@@ -1,0 +1,189 @@
+import { FallbackStrategy } from '../fallback/fallback.strategy.js';
+import { validateFallbackOptions, type FallbackStrategyOptions } from '../fallback/fallback.options.js';
+import { RetryStrategy } from '../retry/retry.strategy.js';
+import { validateRetryOptions, type RetryStrategyOptions } from '../retry/retry.options.js';
+import type { TelemetryListener } from '../telemetry/resilience-event.model.js';
+import { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
+import { systemTimeProvider, type TimeProvider } from '../time/time.provider.js';
+import { TimeoutStrategy } from '../timeout/timeout.strategy.js';
+import { validateTimeoutOptions, type TimeoutStrategyOptions } from '../timeout/timeout.options.js';
+import { OptionsValidator, ResilienceValidationError } from '../utils/options.validation.js';
+import { ResiliencePipeline } from './resilience.pipeline.js';
+import type { ResilienceStrategy, StrategyBuilderContext } from './resilience.strategy.js';
+
+/** @publicApi */
+export interface ResiliencePipelineBuilderOptions {
+  /** Names the pipeline in telemetry, errors and validation messages. */
+  name?: string;
+  /** Distinguishes keyed instances of one named pipeline (e.g. one per host). */
+  instanceName?: string;
+  /** The clock every strategy uses. Default: the system clock. */
+  timeProvider?: TimeProvider;
+  /** Receivers of the pipeline's telemetry events. None by default (and then telemetry costs nothing). */
+  telemetryListeners?: readonly TelemetryListener[];
+  /** Random source in [0, 1) for jitter and chaos. Default `Math.random`. */
+  random?: () => number;
+}
+
+/**
+ * How a strategy is added: its kind, its options, how to validate them and how to create it once the
+ * pipeline is built. Strategy folders (retry, timeout, …) and custom strategies use this.
+ *
+ * @publicApi
+ */
+export interface StrategyRegistration<TOptions> {
+  /** The kind of strategy, e.g. `retry`; used in telemetry and validation paths. */
+  readonly type: string;
+  readonly options: TOptions;
+  validate?(validator: OptionsValidator, options: TOptions): void;
+  create(options: TOptions, context: StrategyBuilderContext): ResilienceStrategy<unknown>;
+}
+
+type Entry =
+  StrategyRegistration<unknown> | { readonly type: 'pipeline'; readonly pipeline: ResiliencePipeline<unknown> };
+
+const BUILDER_OPTION_KEYS = ['name', 'instanceName', 'timeProvider', 'telemetryListeners', 'random'] as const;
+
+/**
+ * Composes strategies into a `ResiliencePipeline`. The first strategy added is the outermost. Options are
+ * validated in `build()`, which reports every problem of every strategy in one error.
+ *
+ * ```ts
+ * const pipeline = new ResiliencePipelineBuilder()
+ *   .addRetry({ maxRetryAttempts: 3, backoffType: 'exponential', delay: 2_000 })
+ *   .addTimeout(10_000)
+ *   .build();
+ * const data = await pipeline.execute(({ signal }) => fetch(url, { signal }));
+ * ```
+ *
+ * @publicApi
+ */
+export class ResiliencePipelineBuilder<T = unknown> {
+  private readonly entries: Entry[] = [];
+  private built = false;
+
+  constructor(private readonly options: ResiliencePipelineBuilderOptions = {}) {}
+
+  /** Adds a strategy described by a registration (how every built-in `add…` works). */
+  addStrategy<TOptions>(registration: StrategyRegistration<TOptions>): this {
+    this.assertNotBuilt();
+    this.entries.push(registration);
+    return this;
+  }
+
+  /** Retries handled outcomes with a backoff (Polly `AddRetry`). */
+  addRetry(options: RetryStrategyOptions<T> = {}): this {
+    return this.addStrategy({
+      type: 'retry',
+      options,
+      validate: (v, o) => validateRetryOptions(v, o as RetryStrategyOptions<never>),
+      create: (o, context) => new RetryStrategy(o, context) as ResilienceStrategy<unknown>,
+    });
+  }
+
+  /** Cancels the inner call after a timeout, given in milliseconds or as options (Polly `AddTimeout`). */
+  addTimeout(timeoutOrOptions: number | TimeoutStrategyOptions): this {
+    const options = typeof timeoutOrOptions === 'number' ? { timeout: timeoutOrOptions } : timeoutOrOptions;
+    return this.addStrategy({
+      type: 'timeout',
+      options,
+      validate: validateTimeoutOptions,
+      create: (o, context) => new TimeoutStrategy(o, context) as ResilienceStrategy<unknown>,
+    });
+  }
+
+  /** Replaces handled outcomes with a fallback value or action (Polly `AddFallback`). */
+  addFallback(options: FallbackStrategyOptions<T>): this {
+    return this.addStrategy({
+      type: 'fallback',
+      options,
+      validate: (v, o) => validateFallbackOptions(v, o as FallbackStrategyOptions<unknown>),
+      create: (o, context) => new FallbackStrategy(o as FallbackStrategyOptions<unknown>, context),
+    });
+  }
+
+  /** Nests a built pipeline at this position; its strategies (and their state) are shared, not copied. */
+  addPipeline(pipeline: ResiliencePipeline<T>): this {
+    this.assertNotBuilt();
+    this.entries.push({ type: 'pipeline', pipeline: pipeline });
+    return this;
+  }
+
+  /** Validates every option and creates the pipeline. A builder builds once. */
+  build(): ResiliencePipeline<T> {
+    this.assertNotBuilt();
+    const validator = new OptionsValidator(this.options.name ? `pipeline "${this.options.name}"` : '');
+    this.validateBuilderOptions(validator.child('options'));
+    this.entries.forEach((entry, index) => {
+      const v = validator.child(`strategies[${index}] (${entry.type})`);
+      if ('pipeline' in entry) {
+        if (!(entry.pipeline instanceof ResiliencePipeline))
+          v.add('pipeline', entry.pipeline, 'must be a ResiliencePipeline');
+      } else if (typeof entry.options !== 'object' || entry.options === null) {
+        v.add('options', entry.options, 'must be an object');
+      } else {
+        entry.validate?.(v, entry.options);
+      }
+    });
+    validator.throwIfInvalid(this.options.name ? `Invalid resilience pipeline "${this.options.name}"` : undefined);
+    this.built = true;
+
+    const timeProvider = this.options.timeProvider ?? systemTimeProvider;
+    const random = this.options.random ?? Math.random;
+    const listeners = this.options.telemetryListeners ?? [];
+    const source = (strategyType: string, strategyName?: string) => ({
+      pipelineName: this.options.name,
+      pipelineInstanceName: this.options.instanceName,
+      strategyName,
+      strategyType,
+    });
+    const strategies: ResilienceStrategy<unknown>[] = [];
+    for (const entry of this.entries) {
+      if ('pipeline' in entry) {
+        strategies.push(...(entry.pipeline._components?.strategies ?? []));
+        continue;
+      }
+      const name = (entry.options as { name?: string }).name;
+      strategies.push(
+        entry.create(entry.options, {
+          timeProvider,
+          random,
+          telemetry: new StrategyTelemetry(source(entry.type, name), listeners),
+          pipelineName: this.options.name,
+        }),
+      );
+    }
+    return new ResiliencePipeline<T>({
+      strategies,
+      timeProvider,
+      telemetry: new StrategyTelemetry(source('pipeline'), listeners),
+    });
+  }
+
+  private validateBuilderOptions(v: OptionsValidator): void {
+    const o = this.options;
+    v.knownKeys(o, BUILDER_OPTION_KEYS)
+      .string('name', o.name)
+      .string('instanceName', o.instanceName)
+      .func('random', o.random);
+    if (o.timeProvider !== undefined && typeof (o.timeProvider as Partial<TimeProvider>).now !== 'function') {
+      v.add('timeProvider', o.timeProvider, 'must be a TimeProvider');
+    }
+    if (o.telemetryListeners !== undefined) {
+      if (!Array.isArray(o.telemetryListeners)) v.add('telemetryListeners', o.telemetryListeners, 'must be an array');
+      else
+        o.telemetryListeners.forEach((l: Partial<TelemetryListener>, i) => {
+          if (typeof l?.write !== 'function') v.add(`telemetryListeners[${i}]`, l, 'must have a write(event) method');
+        });
+    }
+  }
+
+  private assertNotBuilt(): void {
+    if (this.built) {
+      throw new ResilienceValidationError(
+        [{ path: 'builder', value: this.options.name, rule: 'cannot be changed or built again after build()' }],
+        'ResiliencePipelineBuilder misuse',
+      );
+    }
+  }
+}

@@ -1,0 +1,107 @@
+import {
+  ResilienceContext,
+  type ResilienceCallback,
+  type ResilienceContextOptions,
+} from '../context/resilience.context.js';
+import { outcomeFromError, outcomeFromValue, unwrapOutcome, type Outcome } from '../outcome.model.js';
+import { settle } from '../utils/settle.util.js';
+import type { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
+import type { TimeProvider } from '../time/time.provider.js';
+import { invokeCallback } from './callback.invoker.js';
+import type { ResilienceStrategy, StrategyNext } from './resilience.strategy.js';
+
+/** @internal */
+export interface PipelineComponents {
+  readonly strategies: readonly ResilienceStrategy<unknown>[];
+  readonly telemetry: StrategyTelemetry;
+  readonly timeProvider: TimeProvider;
+}
+
+/**
+ * An immutable, reusable chain of strategies. Build one with `ResiliencePipelineBuilder` and share it:
+ * strategies that keep state (a circuit breaker, a rate limiter) keep it across calls.
+ *
+ * @publicApi
+ */
+export class ResiliencePipeline<T = unknown> {
+  /** A pipeline with no strategies: executes the callback as it is. */
+  static readonly empty: ResiliencePipeline<unknown> = new ResiliencePipeline<unknown>(undefined);
+
+  /** @internal */
+  readonly _components: PipelineComponents | undefined;
+  private readonly head: StrategyNext<unknown>;
+  private readonly telemetry: StrategyTelemetry | undefined;
+
+  /** @internal Use `ResiliencePipelineBuilder`. */
+  constructor(components: PipelineComponents | undefined) {
+    this._components = components;
+    this.telemetry = components?.telemetry.enabled ? components.telemetry : undefined;
+    let head: StrategyNext<unknown> = invokeCallback;
+    const strategies = components?.strategies ?? [];
+    for (let i = strategies.length - 1; i >= 0; i--) {
+      const strategy = strategies[i];
+      const next = head;
+      head = (context) => strategy.execute(next, context);
+    }
+    this.head = head;
+  }
+
+  /**
+   * Runs `callback` through the pipeline and returns its result, or throws the error of the final
+   * outcome. `context` is a `ResilienceContext` to reuse, or options to create one (signal, operation key).
+   */
+  execute<R extends T = T>(
+    callback: ResilienceCallback<R>,
+    context?: ResilienceContext | ResilienceContextOptions,
+  ): Promise<R> {
+    if (this.telemetry || context instanceof ResilienceContext) return this.executeWithContext(callback, context);
+    const ctx = new ResilienceContext(context);
+    ctx._callback = callback;
+    try {
+      return this.head(ctx) as Promise<R>;
+    } catch (error) {
+      // Only a faulty custom strategy throws synchronously; callers still get a rejection.
+      return Promise.reject(error);
+    }
+  }
+
+  /** Like `execute`, but returns the final outcome instead of throwing. Never rejects. */
+  executeOutcome<R extends T = T>(
+    callback: ResilienceCallback<R>,
+    context?: ResilienceContext | ResilienceContextOptions,
+  ): Promise<Outcome<R>> {
+    return this.execute(callback, context).then(outcomeFromValue, outcomeFromError);
+  }
+
+  private async executeWithContext<R>(
+    callback: ResilienceCallback<R>,
+    context: ResilienceContext | ResilienceContextOptions | undefined,
+  ): Promise<R> {
+    const ctx = context instanceof ResilienceContext ? context : new ResilienceContext(context);
+    // A context may be reused by a nested pipeline call: restore what this call changes.
+    const previousCallback = ctx._callback;
+    const previousAttempt = ctx.attemptNumber;
+    ctx._callback = callback;
+    const telemetry = this.telemetry;
+    const started = telemetry ? this.now() : 0;
+    if (telemetry) telemetry.report('PipelineExecuting', 'debug', ctx, {});
+    let outcome: Outcome<R> | undefined;
+    try {
+      outcome = await settle(this.head(ctx) as Promise<R>);
+      return unwrapOutcome(outcome);
+    } finally {
+      ctx._callback = previousCallback;
+      ctx.attemptNumber = previousAttempt;
+      if (telemetry && outcome) {
+        telemetry.report('PipelineExecuted', outcome.ok ? 'information' : 'error', ctx, {
+          outcome,
+          duration: this.now() - started,
+        });
+      }
+    }
+  }
+
+  private now(): number {
+    return this._components!.timeProvider.now();
+  }
+}

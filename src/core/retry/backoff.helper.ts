@@ -1,0 +1,79 @@
+import { MAX_TIMER_DELAY } from '../utils/options.validation.js';
+import {
+  DECORRELATED_JITTER_P_FACTOR,
+  DECORRELATED_JITTER_RP_SCALING,
+  RETRY_JITTER_FACTOR,
+} from './retry.constants.js';
+import type { BackoffType } from './retry.options.js';
+
+/** Per-execution state of decorrelated jitter: the previous formula value. @publicApi */
+export interface BackoffState {
+  previous: number;
+}
+
+/** @publicApi */
+export interface BackoffOptions {
+  readonly backoffType: BackoffType;
+  readonly delay: number;
+  readonly useJitter: boolean;
+  readonly maxDelay?: number;
+}
+
+/**
+ * The delay before retry number `attempt + 1`, in milliseconds (Polly's `RetryHelper`). Never NaN, never
+ * infinite, never negative, never above `maxDelay` nor above the largest timer delay, for any attempt.
+ *
+ * @publicApi
+ */
+export function computeBackoffDelay(
+  options: BackoffOptions,
+  attempt: number,
+  state: BackoffState,
+  random: () => number,
+): number {
+  const { delay, useJitter } = options;
+  let result: number;
+  switch (options.backoffType) {
+    case 'constant':
+      result = useJitter ? applyJitter(delay, random) : delay;
+      break;
+    case 'linear': {
+      const linear = (attempt + 1) * delay;
+      result = useJitter ? applyJitter(linear, random) : linear;
+      break;
+    }
+    case 'exponential':
+      result = useJitter ? decorrelatedJitterV2(attempt, delay, state, random) : delay * Math.pow(2, attempt);
+      break;
+  }
+  return clampDelay(result, options.maxDelay);
+}
+
+/** Clamps any computed delay into [0, min(maxDelay, MAX_TIMER_DELAY)]; NaN becomes the cap. @publicApi */
+export function clampDelay(delay: number, maxDelay: number | undefined): number {
+  const cap = maxDelay === undefined ? MAX_TIMER_DELAY : Math.min(maxDelay, MAX_TIMER_DELAY);
+  if (Number.isNaN(delay) || delay > cap) return cap;
+  return delay < 0 ? 0 : delay;
+}
+
+function applyJitter(delay: number, random: () => number): number {
+  const offset = (delay * RETRY_JITTER_FACTOR) / 2;
+  return delay + (delay * RETRY_JITTER_FACTOR * random() - offset);
+}
+
+/**
+ * Decorrelated jitter V2 (Polly.Contrib.WaitAndRetry): delays grow exponentially around `2^attempt ×
+ * base` but spread evenly, without the clustering of plain random jitter. Guards the overflow that
+ * sets in near attempt 1024.
+ */
+function decorrelatedJitterV2(attempt: number, base: number, state: BackoffState, random: () => number): number {
+  const t = attempt + random();
+  const next = Math.pow(2, t) * Math.tanh(Math.sqrt(DECORRELATED_JITTER_P_FACTOR * t));
+  if (!Number.isFinite(next)) {
+    state.previous = next;
+    return MAX_TIMER_DELAY;
+  }
+  const formulaIntrinsicValue = next - state.previous;
+  state.previous = next;
+  return formulaIntrinsicValue * DECORRELATED_JITTER_RP_SCALING * base;
+}

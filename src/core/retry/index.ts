@@ -1,0 +1,3 @@
+export * from './retry.options.js';
+export * from './retry.constants.js';
+export * from './backoff.helper.js';

@@ -1,0 +1,117 @@
+import type { OptionsValidator } from '../utils/options.validation.js';
+import type { ResilienceContext } from '../context/resilience.context.js';
+import type { Outcome } from '../outcome.model.js';
+
+/** How the delay grows from one retry to the next. @publicApi */
+export type BackoffType = 'constant' | 'linear' | 'exponential';
+
+/** @publicApi */
+export interface RetryPredicateArguments<T> {
+  readonly outcome: Outcome<T>;
+  readonly context: ResilienceContext;
+  /** The attempt that produced the outcome: 0 for the original call. */
+  readonly attemptNumber: number;
+}
+
+/** @publicApi */
+export type RetryDelayGeneratorArguments<T> = RetryPredicateArguments<T>;
+
+/** @publicApi */
+export interface OnRetryArguments<T> extends RetryPredicateArguments<T> {
+  /** How long the next retry waits, in milliseconds. */
+  readonly retryDelay: number;
+  /** How long the failed attempt took, in milliseconds. */
+  readonly duration: number;
+}
+
+/** @publicApi */
+export interface RetryStrategyOptions<T = unknown> {
+  /** Names the strategy in telemetry and validation messages. */
+  name?: string;
+  /**
+   * Retries after the original call; the original call is not counted (3 → at most 4 calls).
+   * `Infinity` retries until success or cancellation. Default 3.
+   */
+  maxRetryAttempts?: number;
+  /** Base delay in milliseconds. Default 2000. */
+  delay?: number;
+  /** `constant` (default): `delay`; `linear`: `delay × (attempt + 1)`; `exponential`: `delay × 2^attempt`. */
+  backoffType?: BackoffType;
+  /**
+   * Adds randomness so many clients do not retry in step: ±25 % for constant and linear; decorrelated
+   * jitter (V2) for exponential. Default false.
+   */
+  useJitter?: boolean;
+  /** Caps the computed delay and any `retryAfter`, in milliseconds. No cap by default. */
+  maxDelay?: number;
+  /**
+   * Computes the delay of one retry. A finite non-negative result is used as is (not capped by
+   * `maxDelay`); `undefined` or a negative number falls back to the computed backoff.
+   */
+  delayGenerator?: (args: RetryDelayGeneratorArguments<T>) => number | undefined | PromiseLike<number | undefined>;
+  /** Which outcomes are retried. Default: every error except cancellation; results are not retried. */
+  shouldHandle?: (args: RetryPredicateArguments<T>) => boolean | PromiseLike<boolean>;
+  /** Runs before each retry's wait. */
+  onRetry?: (args: OnRetryArguments<T>) => void | PromiseLike<void>;
+  /**
+   * Retry when an inner circuit breaker rejects the call (`BrokenCircuitError`, `IsolatedCircuitError`).
+   * Off by default: an open circuit means the fault is not transient, so the retry loop ends at once.
+   * When on, the breaker's `retryAfter` is honoured.
+   */
+  retryOnBrokenCircuit?: boolean;
+  /**
+   * Wait as long as a `retryAfter` says (an error's `retryAfter` property in milliseconds, or what
+   * `retryAfter` below extracts), capped by `maxDelay`. Default true.
+   */
+  honorRetryAfter?: boolean;
+  /**
+   * Extracts a server-given wait (milliseconds) from an outcome, e.g. an HTTP `Retry-After` header.
+   * Default: the `retryAfter` property of the error, when it is a finite non-negative number.
+   */
+  retryAfter?: (args: RetryPredicateArguments<T>) => number | undefined;
+  /** Random source for jitter, in [0, 1). Default: the pipeline's. */
+  random?: () => number;
+}
+
+/** @internal */
+export const RETRY_OPTION_KEYS = [
+  'name',
+  'maxRetryAttempts',
+  'delay',
+  'backoffType',
+  'useJitter',
+  'maxDelay',
+  'delayGenerator',
+  'shouldHandle',
+  'onRetry',
+  'retryOnBrokenCircuit',
+  'honorRetryAfter',
+  'retryAfter',
+  'random',
+] as const;
+
+/** @internal */
+export function validateRetryOptions(v: OptionsValidator, options: RetryStrategyOptions<never>): void {
+  v.knownKeys(options, RETRY_OPTION_KEYS)
+    .string('name', options.name)
+    .number('maxRetryAttempts', options.maxRetryAttempts, { min: 0, integer: true, allowInfinity: true })
+    .duration('delay', options.delay)
+    .oneOf('backoffType', options.backoffType, ['constant', 'linear', 'exponential'])
+    .boolean('useJitter', options.useJitter)
+    .duration('maxDelay', options.maxDelay)
+    .func('delayGenerator', options.delayGenerator)
+    .func('shouldHandle', options.shouldHandle)
+    .func('onRetry', options.onRetry)
+    .boolean('retryOnBrokenCircuit', options.retryOnBrokenCircuit)
+    .boolean('honorRetryAfter', options.honorRetryAfter)
+    .func('retryAfter', options.retryAfter)
+    .func('random', options.random);
+  if (
+    typeof options.maxDelay === 'number' &&
+    typeof options.delay === 'number' &&
+    options.maxDelay < options.delay &&
+    options.maxDelay >= 0
+  ) {
+    v.add('maxDelay', options.maxDelay, `must be >= delay (${options.delay})`);
+  }
+}

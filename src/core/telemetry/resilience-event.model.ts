@@ -1,0 +1,94 @@
+import type { ResilienceContext } from '../context/resilience.context.js';
+import type { Outcome } from '../outcome.model.js';
+
+/** How much an event matters; listeners map it to log levels. @publicApi */
+export type ResilienceEventSeverity = 'debug' | 'information' | 'warning' | 'error' | 'critical';
+
+/** Who emitted an event: the pipeline and the strategy inside it. @publicApi */
+export interface ResilienceTelemetrySource {
+  readonly pipelineName: string | undefined;
+  readonly pipelineInstanceName: string | undefined;
+  /** The strategy's `name` option, when set. */
+  readonly strategyName: string | undefined;
+  /** The kind of strategy: `retry`, `timeout`, `fallback`, `circuit-breaker`, … or `pipeline`. */
+  readonly strategyType: string;
+}
+
+/** @publicApi */
+export interface ExecutionAttemptEventArguments {
+  readonly outcome: Outcome<unknown>;
+  readonly attemptNumber: number;
+  /** How long the attempt took, in milliseconds. */
+  readonly duration: number;
+  /** Whether the strategy handled the outcome (it will be retried, or was the last attempt and failed). */
+  readonly handled: boolean;
+}
+
+/** @publicApi */
+export interface RetryEventArguments {
+  readonly outcome: Outcome<unknown>;
+  readonly attemptNumber: number;
+  readonly retryDelay: number;
+  readonly duration: number;
+}
+
+/** @publicApi */
+export interface RetryGiveUpEventArguments {
+  readonly outcome: Outcome<unknown>;
+  readonly attemptNumber: number;
+  /** Why retrying stopped although the outcome was handled. */
+  readonly reason: 'max-attempts' | 'deadline' | 'budget';
+}
+
+/** @publicApi */
+export interface TimeoutEventArguments {
+  readonly timeout: number;
+}
+
+/** @publicApi */
+export interface FallbackEventArguments {
+  readonly outcome: Outcome<unknown>;
+}
+
+/** @publicApi */
+export interface PipelineExecutedEventArguments {
+  readonly outcome: Outcome<unknown>;
+  readonly duration: number;
+}
+
+/**
+ * The typed payload of every event, by event name. Later strategies add their own entries
+ * (circuit-breaker, hedging, rate limiter, chaos) through declaration merging.
+ *
+ * @publicApi
+ */
+export interface ResilienceEventMap {
+  ExecutionAttempt: ExecutionAttemptEventArguments;
+  OnRetry: RetryEventArguments;
+  OnRetryGiveUp: RetryGiveUpEventArguments;
+  OnTimeout: TimeoutEventArguments;
+  OnFallback: FallbackEventArguments;
+  PipelineExecuting: Record<string, never>;
+  PipelineExecuted: PipelineExecutedEventArguments;
+}
+
+/** One telemetry event; narrow on `eventName` to get typed `arguments`. @publicApi */
+export type ResilienceEvent = {
+  [K in keyof ResilienceEventMap]: {
+    readonly eventName: K;
+    readonly severity: ResilienceEventSeverity;
+    readonly source: ResilienceTelemetrySource;
+    readonly context: ResilienceContext;
+    readonly arguments: ResilienceEventMap[K];
+  };
+}[keyof ResilienceEventMap];
+
+/**
+ * Receives every event of the pipelines it is given to. `write` must be fast and must not throw; an error
+ * it throws is swallowed so telemetry can never break a call.
+ *
+ * @publicApi
+ */
+export interface TelemetryListener {
+  write(event: ResilienceEvent): void;
+}

@@ -1,0 +1,54 @@
+import type { ResilienceContext } from '../context/resilience.context.js';
+import type { OptionsValidator } from '../utils/options.validation.js';
+
+/**
+ * `cooperative` (default, Polly's only mode): the callback's `context.signal` aborts at the deadline and
+ * the strategy waits for the callback to finish; a callback that ignores the signal keeps its result.
+ * `aggressive`: the call is rejected at the deadline whatever the callback does; it goes on in the
+ * background with an aborted signal and its late outcome is discarded.
+ *
+ * @publicApi
+ */
+export type TimeoutMode = 'cooperative' | 'aggressive';
+
+/** @publicApi */
+export interface TimeoutGeneratorArguments {
+  readonly context: ResilienceContext;
+}
+
+/** @publicApi */
+export interface OnTimeoutArguments {
+  readonly context: ResilienceContext;
+  /** The timeout that elapsed, in milliseconds. */
+  readonly timeout: number;
+}
+
+/** @publicApi */
+export interface TimeoutStrategyOptions {
+  /** Names the strategy in telemetry and validation messages. */
+  name?: string;
+  /** Milliseconds before the call is cancelled. Default 30000. */
+  timeout?: number;
+  /** Computes the timeout per call; `undefined`, 0 or a negative value runs the call without a timeout. */
+  timeoutGenerator?: (args: TimeoutGeneratorArguments) => number | undefined | PromiseLike<number | undefined>;
+  /** Default `cooperative`. */
+  mode?: TimeoutMode;
+  /** Runs when the timeout ends a call, before `TimeoutRejectedError` is returned. */
+  onTimeout?: (args: OnTimeoutArguments) => void | PromiseLike<void>;
+}
+
+/** @internal */
+export const TIMEOUT_OPTION_KEYS = ['name', 'timeout', 'timeoutGenerator', 'mode', 'onTimeout'] as const;
+
+/** Polly's default timeout. @publicApi */
+export const DEFAULT_TIMEOUT = 30_000;
+
+/** @internal */
+export function validateTimeoutOptions(v: OptionsValidator, options: TimeoutStrategyOptions): void {
+  v.knownKeys(options, TIMEOUT_OPTION_KEYS)
+    .string('name', options.name)
+    .duration('timeout', options.timeout, { min: 0, exclusiveMin: true })
+    .func('timeoutGenerator', options.timeoutGenerator)
+    .oneOf('mode', options.mode, ['cooperative', 'aggressive'])
+    .func('onTimeout', options.onTimeout);
+}

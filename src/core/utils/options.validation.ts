@@ -1,0 +1,158 @@
+import { ResilienceError } from '../resilience.errors.js';
+
+/** One problem found in a set of options. @publicApi */
+export interface ValidationIssue {
+  /** Where the option sits, e.g. `strategies[0] (retry).maxRetryAttempts`. */
+  readonly path: string;
+  /** The value that was given. */
+  readonly value: unknown;
+  /** The rule it breaks, e.g. `must be an integer >= 0`. */
+  readonly rule: string;
+}
+
+/**
+ * Thrown by `build()` (and by the Nest module at start-up) when options are invalid. It lists every
+ * problem at once, never just the first.
+ *
+ * @publicApi
+ */
+export class ResilienceValidationError extends ResilienceError {
+  constructor(
+    readonly issues: readonly ValidationIssue[],
+    title = 'Invalid resilience options',
+  ) {
+    super(
+      'ResilienceValidationError',
+      `${title} (${issues.length} problem${issues.length === 1 ? '' : 's'}):\n` +
+        issues.map((i) => `  - ${i.path}: ${describeValue(i.value)} ${i.rule}`).join('\n'),
+    );
+  }
+}
+
+function describeValue(value: unknown): string {
+  if (typeof value === 'function') return `[function ${value.name || 'anonymous'}]`;
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'bigint') return `${value}n`;
+  if (value === undefined || typeof value === 'number' || typeof value === 'boolean' || value === null) {
+    return String(value);
+  }
+  try {
+    const json = JSON.stringify(value);
+    return json.length > 80 ? `${json.slice(0, 77)}...` : json;
+  } catch {
+    return Object.prototype.toString.call(value);
+  }
+}
+
+/** The largest delay a Node timer accepts (about 24.8 days). @publicApi */
+export const MAX_TIMER_DELAY = 2_147_483_647;
+
+/**
+ * Collects validation issues under a path prefix. Every check is a no-op for `undefined` (options are
+ * optional unless `required` is called).
+ *
+ * @internal
+ */
+export class OptionsValidator {
+  constructor(
+    private readonly prefix: string,
+    private readonly issues: ValidationIssue[] = [],
+  ) {}
+
+  get problems(): readonly ValidationIssue[] {
+    return this.issues;
+  }
+
+  child(path: string): OptionsValidator {
+    return new OptionsValidator(this.path(path), this.issues);
+  }
+
+  add(path: string, value: unknown, rule: string): this {
+    this.issues.push({ path: this.path(path), value, rule });
+    return this;
+  }
+
+  required(path: string, value: unknown): boolean {
+    if (value === undefined || value === null) {
+      this.add(path, value, 'is required');
+      return false;
+    }
+    return true;
+  }
+
+  /** A finite number in [min, max]; `integer` also demands a whole number. */
+  number(
+    path: string,
+    value: unknown,
+    rule: { min?: number; max?: number; integer?: boolean; allowInfinity?: boolean; exclusiveMin?: boolean } = {},
+  ): this {
+    if (value === undefined) return this;
+    const ok =
+      typeof value === 'number' &&
+      !Number.isNaN(value) &&
+      (Number.isFinite(value) || (rule.allowInfinity === true && value === Infinity)) &&
+      (!rule.integer || Number.isInteger(value) || value === Infinity) &&
+      (rule.min === undefined || (rule.exclusiveMin ? value > rule.min : value >= rule.min)) &&
+      (rule.max === undefined || value <= rule.max);
+    if (!ok) this.add(path, value, `must be ${describeNumberRule(rule)}`);
+    return this;
+  }
+
+  /** A duration in milliseconds: a finite number >= min (default 0) and <= the largest timer delay. */
+  duration(path: string, value: unknown, rule: { min?: number; exclusiveMin?: boolean; max?: number } = {}): this {
+    return this.number(path, value, {
+      min: rule.min ?? 0,
+      exclusiveMin: rule.exclusiveMin,
+      max: rule.max ?? MAX_TIMER_DELAY,
+    });
+  }
+
+  boolean(path: string, value: unknown): this {
+    if (value !== undefined && typeof value !== 'boolean') this.add(path, value, 'must be a boolean');
+    return this;
+  }
+
+  string(path: string, value: unknown): this {
+    if (value !== undefined && (typeof value !== 'string' || value.length === 0)) {
+      this.add(path, value, 'must be a non-empty string');
+    }
+    return this;
+  }
+
+  func(path: string, value: unknown): this {
+    if (value !== undefined && typeof value !== 'function') this.add(path, value, 'must be a function');
+    return this;
+  }
+
+  oneOf<T>(path: string, value: unknown, allowed: readonly T[]): this {
+    if (value !== undefined && !allowed.includes(value as T)) {
+      this.add(path, value, `must be one of ${allowed.map((a) => JSON.stringify(a)).join(', ')}`);
+    }
+    return this;
+  }
+
+  /** Flags keys that no option of this name exists for (catches typos in config files). */
+  knownKeys(value: object, known: readonly string[]): this {
+    for (const key of Object.keys(value)) {
+      if (!known.includes(key)) this.add(key, (value as Record<string, unknown>)[key], 'is not a known option');
+    }
+    return this;
+  }
+
+  throwIfInvalid(title?: string): void {
+    if (this.issues.length > 0) throw new ResilienceValidationError(this.issues, title);
+  }
+
+  private path(path: string): string {
+    if (!this.prefix) return path;
+    return path.startsWith('[') ? `${this.prefix}${path}` : `${this.prefix}.${path}`;
+  }
+}
+
+function describeNumberRule(rule: { min?: number; max?: number; integer?: boolean; exclusiveMin?: boolean }): string {
+  const kind = rule.integer ? 'an integer' : 'a number';
+  const parts: string[] = [];
+  if (rule.min !== undefined) parts.push(`${rule.exclusiveMin ? '>' : '>='} ${rule.min}`);
+  if (rule.max !== undefined) parts.push(`<= ${rule.max}`);
+  return parts.length ? `${kind} ${parts.join(' and ')}` : kind;
+}

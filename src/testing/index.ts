@@ -1,0 +1,1 @@
+export { FakeTimeProvider, flushPromises } from './fake-time.provider.js';
