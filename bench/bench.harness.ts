@@ -47,14 +47,20 @@ export async function measure(c: BenchCase, rounds = 7): Promise<BenchResult> {
 }
 
 export function formatTable(results: readonly BenchResult[], baselineName: string): string {
-  const lines = ['| group | case | ns/call | × bare | bytes/call |', '| --- | --- | ---: | ---: | ---: |'];
+  const lines = [
+    '| scenario | library | ns/call | × bare | bytes/call | bytes over bare |',
+    '| --- | --- | ---: | ---: | ---: | ---: |',
+  ];
   const byGroup = new Map<string, BenchResult[]>();
   for (const r of results) byGroup.set(r.group, [...(byGroup.get(r.group) ?? []), r]);
   for (const [group, rows] of byGroup) {
     const bare = rows.find((r) => r.name === baselineName) ?? results.find((r) => r.name === baselineName);
     for (const r of rows) {
-      const ratio = bare ? (r.nsPerCall / bare.nsPerCall).toFixed(1) : 'n/a';
-      lines.push(`| ${group} | ${r.name} | ${r.nsPerCall.toFixed(0)} | ${ratio}× | ${r.bytesPerCall.toFixed(0)} |`);
+      const ratio = bare ? `${(r.nsPerCall / bare.nsPerCall).toFixed(1)}×` : 'n/a';
+      const extra = bare ? Math.max(0, r.bytesPerCall - bare.bytesPerCall).toFixed(0) : 'n/a';
+      lines.push(
+        `| ${group} | ${r.name} | ${r.nsPerCall.toFixed(0)} | ${ratio} | ${r.bytesPerCall.toFixed(0)} | ${extra} |`,
+      );
     }
   }
   return lines.join('\n');

@@ -1,10 +1,18 @@
+import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { coreCases } from './core.bench.js';
-import { formatTable, measure, type BenchResult } from './bench.harness.js';
+import { formatTable, measure, type BenchCase, type BenchResult } from './bench.harness.js';
 
+/**
+ * `npm run bench [-- <filter>] [-- --update-readme]`: runs every case whose scenario contains the filter
+ * and prints one table; `--update-readme` also writes it into README.md between the bench markers.
+ */
 async function main(): Promise<void> {
-  const filter = process.argv[2];
-  const cases = coreCases().filter((c) => !filter || c.group.includes(filter));
+  const args = process.argv.slice(2);
+  const updateReadme = args.includes('--update-readme');
+  const filter = args.find((a) => !a.startsWith('--'));
+  const all: BenchCase[] = [...coreCases()];
+  const cases = all.filter((c) => !filter || c.group.includes(filter));
   const results: BenchResult[] = [];
   for (const c of cases) {
     results.push(await measure(c));
@@ -12,8 +20,17 @@ async function main(): Promise<void> {
   }
   process.stderr.write('\n');
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
-  console.log(`Node ${process.version}, ${os.cpus().length} × ${cpu}, ${os.platform()} ${os.arch()}\n`);
-  console.log(formatTable(results, 'bare await fn()'));
+  const header = `Node ${process.version}, ${os.cpus().length} × ${cpu}, ${os.platform()} ${os.arch()}`;
+  const table = formatTable(results, 'bare await fn()');
+  console.log(`${header}\n\n${table}`);
+  if (updateReadme) {
+    const readme = readFileSync('README.md', 'utf8');
+    const updated = readme.replace(
+      /<!-- bench:start -->[\s\S]*<!-- bench:end -->/,
+      `<!-- bench:start -->\n${table}\n<!-- bench:end -->`,
+    );
+    writeFileSync('README.md', updated);
+  }
 }
 
 void main();

@@ -34,8 +34,8 @@ export function handleAllErrors({ outcome }: { readonly outcome: Outcome<unknown
  *
  * @publicApi
  */
-export function handleError<E>(type: ErrorClass<E>, filter?: (error: E) => boolean): OutcomePredicate<unknown>;
 export function handleError(filter: (error: unknown) => boolean): OutcomePredicate<unknown>;
+export function handleError<E>(type: ErrorClass<E>, filter?: (error: E) => boolean): OutcomePredicate<unknown>;
 export function handleError<E>(
   typeOrFilter: ErrorClass<E> | ((error: unknown) => boolean),
   filter?: (error: E) => boolean,

@@ -1,0 +1,45 @@
+/**
+ * A scripted function for tests: each call takes the next step: an Error (or any non-function value
+ * marked with `throws`) is thrown, anything else is returned. The last step repeats.
+ */
+export interface Scripted<T> {
+  (): Promise<T>;
+  readonly calls: number;
+}
+
+export type Step<T> = { throws: unknown } | { returns: T };
+
+export function scripted<T>(...steps: Step<T>[]): Scripted<T> {
+  let calls = 0;
+  const fn = (async () => {
+    const step = steps[Math.min(calls, steps.length - 1)];
+    calls++;
+    if ('throws' in step) throw step.throws;
+    return step.returns;
+  }) as Scripted<T>;
+  Object.defineProperty(fn, 'calls', { get: () => calls });
+  return fn;
+}
+
+/** Fails `failures` times with `error`, then returns `value`. */
+export function failTimes<T>(failures: number, value: T, error: unknown = new Error('transient')): Scripted<T> {
+  return scripted<T>(...Array.from({ length: failures }, () => ({ throws: error })), { returns: value });
+}
+
+/** An error with a Node-style `code`, as the network stack throws. */
+export function networkError(code: string): Error & { code: string } {
+  return Object.assign(new Error(`connect ${code} 127.0.0.1:1`), { code });
+}
+
+/** A promise that has not settled after all pending continuations ran. */
+export async function isPending(promise: Promise<unknown>): Promise<boolean> {
+  const marker = Symbol('pending');
+  const winner = await Promise.race([
+    promise.then(
+      () => 'settled',
+      () => 'settled',
+    ),
+    new Promise((r) => setImmediate(() => r(marker))),
+  ]);
+  return winner === marker;
+}

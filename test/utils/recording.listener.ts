@@ -1,0 +1,14 @@
+import type { ResilienceEvent, TelemetryListener } from '../../src/index.js';
+
+/** Collects telemetry events for assertions. */
+export class RecordingListener implements TelemetryListener {
+  readonly events: ResilienceEvent[] = [];
+
+  write(event: ResilienceEvent): void {
+    this.events.push(event);
+  }
+
+  names(): string[] {
+    return this.events.map((e) => e.eventName);
+  }
+}
