@@ -24,6 +24,8 @@ export class FakeTimeProvider extends TimeProvider {
   private current: number;
   private nextId = 1;
   private readonly timers = new Map<number, FakeTimer>();
+  /** A binary min-heap by (due, id); cleared timers stay in it until they reach the top. */
+  private readonly heap: FakeTimer[] = [];
 
   constructor(startTime = 0) {
     super();
@@ -36,7 +38,9 @@ export class FakeTimeProvider extends TimeProvider {
 
   setTimeout(callback: () => void, delay: number): TimerHandle {
     const id = this.nextId++;
-    this.timers.set(id, { id, due: this.current + Math.max(0, delay), callback });
+    const timer = { id, due: this.current + Math.max(0, delay), callback };
+    this.timers.set(id, timer);
+    this.push(timer);
     return id;
   }
 
@@ -66,8 +70,8 @@ export class FakeTimeProvider extends TimeProvider {
   }
 
   /**
-   * Moves time forward by `ms`, letting pending promise continuations run before and after each timer.
-   * Timers that those continuations start within the window also run.
+   * Moves time forward by `ms`, letting pending promise continuations run before and after each timer
+   * (as Node does between timer callbacks). Timers that those continuations start within the window also run.
    */
   async advanceAsync(ms: number): Promise<void> {
     const target = this.current + ms;
@@ -97,11 +101,39 @@ export class FakeTimeProvider extends TimeProvider {
   }
 
   private nextDue(target: number): FakeTimer | undefined {
-    let best: FakeTimer | undefined;
-    for (const timer of this.timers.values()) {
-      if (timer.due <= target && (!best || byDue(timer, best) < 0)) best = timer;
+    while (this.heap.length > 0 && !this.timers.has(this.heap[0].id)) this.pop();
+    const top = this.heap[0];
+    if (!top || top.due > target) return undefined;
+    this.pop();
+    return top;
+  }
+
+  private push(timer: FakeTimer): void {
+    const heap = this.heap;
+    heap.push(timer);
+    for (let i = heap.length - 1; i > 0;) {
+      const parent = (i - 1) >> 1;
+      if (byDue(heap[i], heap[parent]) >= 0) break;
+      [heap[i], heap[parent]] = [heap[parent], heap[i]];
+      i = parent;
     }
-    return best;
+  }
+
+  private pop(): void {
+    const heap = this.heap;
+    const last = heap.pop()!;
+    if (heap.length === 0) return;
+    heap[0] = last;
+    for (let i = 0; ;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let min = i;
+      if (l < heap.length && byDue(heap[l], heap[min]) < 0) min = l;
+      if (r < heap.length && byDue(heap[r], heap[min]) < 0) min = r;
+      if (min === i) return;
+      [heap[i], heap[min]] = [heap[min], heap[i]];
+      i = min;
+    }
   }
 }
 
