@@ -27,23 +27,43 @@ async function loop(run: () => Promise<unknown>, iterations: number): Promise<nu
   return Number(process.hrtime.bigint() - start) / iterations;
 }
 
-export async function measure(c: BenchCase, rounds = 7): Promise<BenchResult> {
-  const iterations = c.iterations ?? 200_000;
-  await loop(c.run, Math.min(iterations, 50_000)); // warm up: let the JIT settle
-  const samples: number[] = [];
-  for (let r = 0; r < rounds; r++) samples.push(await loop(c.run, iterations));
-  samples.sort((a, b) => a - b);
+/**
+ * Measures the cases of one scenario together: rounds are interleaved (bare, ours, theirs, bare, …) so
+ * that drift in the machine's speed affects every case alike, and each case's median round is kept.
+ */
+export async function measureGroup(cases: readonly BenchCase[], rounds = 9): Promise<BenchResult[]> {
+  for (const c of cases) await loop(c.run, Math.min(c.iterations ?? 200_000, 50_000)); // warm up the JIT
+  const samples = cases.map(() => [] as number[]);
+  for (let r = 0; r < rounds; r++) {
+    for (let i = 0; i < cases.length; i++) samples[i].push(await loop(cases[i].run, cases[i].iterations ?? 200_000));
+  }
+  const results: BenchResult[] = [];
+  for (const [i, c] of cases.entries()) {
+    results.push({
+      group: c.group,
+      name: c.name,
+      nsPerCall: median(samples[i]),
+      bytesPerCall: await bytesPerCallAsync(c),
+    });
+  }
+  return results;
+}
 
-  const allocIterations = Math.min(iterations, 20_000);
+async function bytesPerCallAsync(c: BenchCase): Promise<number> {
+  const iterations = Math.min(c.iterations ?? 200_000, 20_000);
   const byteSamples: number[] = [];
   for (let r = 0; r < 3; r++) {
     gc?.();
     const before = process.memoryUsage().heapUsed;
-    for (let i = 0; i < allocIterations; i++) await c.run();
-    byteSamples.push(Math.max(0, process.memoryUsage().heapUsed - before) / allocIterations);
+    for (let i = 0; i < iterations; i++) await c.run();
+    byteSamples.push(Math.max(0, process.memoryUsage().heapUsed - before) / iterations);
   }
-  byteSamples.sort((a, b) => a - b);
-  return { group: c.group, name: c.name, nsPerCall: samples[samples.length >> 1], bytesPerCall: byteSamples[1] };
+  return median(byteSamples);
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[sorted.length >> 1];
 }
 
 export function formatTable(results: readonly BenchResult[], baselineName: string): string {

@@ -1,7 +1,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
+import { circuitBreakerCases } from './circuit-breaker.bench.js';
 import { coreCases } from './core.bench.js';
-import { formatTable, measure, type BenchCase, type BenchResult } from './bench.harness.js';
+import { formatTable, measureGroup, type BenchCase, type BenchResult } from './bench.harness.js';
 
 /**
  * `npm run bench [-- <filter>] [-- --update-readme]`: runs every case whose scenario contains the filter
@@ -11,11 +12,12 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const updateReadme = args.includes('--update-readme');
   const filter = args.find((a) => !a.startsWith('--'));
-  const all: BenchCase[] = [...coreCases()];
+  const all: BenchCase[] = [...coreCases(), ...(await circuitBreakerCases())];
   const cases = all.filter((c) => !filter || c.group.includes(filter));
+  const groups = [...new Set(cases.map((c) => c.group))];
   const results: BenchResult[] = [];
-  for (const c of cases) {
-    results.push(await measure(c));
+  for (const group of groups) {
+    results.push(...(await measureGroup(cases.filter((c) => c.group === group))));
     process.stderr.write('.');
   }
   process.stderr.write('\n');

@@ -81,3 +81,5 @@ export {
   type TimeoutStrategyOptions,
 } from './timeout/index.js';
 export type { FallbackArguments, FallbackStrategyOptions } from './fallback/index.js';
+export * from './circuit-breaker/index.js';
+export type { CircuitOpenedEventArguments, CircuitClosedEventArguments } from './telemetry/resilience-event.model.js';

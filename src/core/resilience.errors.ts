@@ -7,22 +7,62 @@ export interface ResilienceErrorSource {
 }
 
 /**
- * Base class of every error the engine produces. Each subclass carries a brand, so the `is…Error` guards
- * still work when two copies of the package are loaded.
+ * Base class of every error the engine produces. Each subclass carries a brand (on its prototype), so the
+ * `is…Error` guards still work when two copies of the package are loaded.
  *
  * @publicApi
  */
 export class ResilienceError extends Error {
-  /** @internal */
-  readonly [RESILIENCE_ERROR]: string;
   /** The pipeline and strategy that produced the error, when known. */
   source?: ResilienceErrorSource;
 
-  constructor(kind: string, message: string, options?: { cause?: unknown }) {
+  constructor(message?: string, options?: { cause?: unknown }) {
     super(message, options);
-    this[RESILIENCE_ERROR] = kind;
-    this.name = kind;
   }
+}
+
+/**
+ * Brands an error class: sets its `name` and the brand the guards check, on the prototype, so that
+ * instances made by `createLightweightError` carry them too.
+ */
+function brand(type: { prototype: object; name: string }): void {
+  Object.defineProperty(type.prototype, RESILIENCE_ERROR, { value: type.name });
+  Object.defineProperty(type.prototype, 'name', { value: type.name, writable: true, configurable: true });
+}
+
+Object.defineProperty(ResilienceError.prototype, RESILIENCE_ERROR, { value: 'ResilienceError' });
+Object.defineProperty(ResilienceError.prototype, 'name', {
+  value: 'ResilienceError',
+  writable: true,
+  configurable: true,
+});
+/** Instances made without a captured stack show their name and message instead. */
+Object.defineProperty(ResilienceError.prototype, 'stack', {
+  configurable: true,
+  get(this: Error): string {
+    return `${this.name}: ${this.message}`;
+  },
+  set(this: Error, value: unknown) {
+    Object.defineProperty(this, 'stack', { value, writable: true, configurable: true });
+  },
+});
+
+/**
+ * Makes an instance of an error class without running its constructor, so no stack trace is captured.
+ * A rejection on a hot path (an open circuit) would otherwise spend most of its time capturing a stack
+ * that only shows library internals. The instance is `instanceof` the class, has its brand, `name`,
+ * `message` and the given fields; its `stack` is its name and message.
+ *
+ * @internal
+ */
+export function createLightweightError<E extends ResilienceError>(
+  type: { prototype: E },
+  message: string,
+  fields: Partial<E>,
+): E {
+  const error = Object.create(type.prototype) as E;
+  error.message = message;
+  return Object.assign(error, fields);
 }
 
 function hasKind(error: unknown, kind: string): boolean {
@@ -48,18 +88,20 @@ export class BrokenCircuitError extends ResilienceError {
     readonly retryAfter?: number,
     options?: { cause?: unknown },
   ) {
-    super('BrokenCircuitError', message, options);
+    super(message, options);
   }
 }
+brand(BrokenCircuitError);
 
 /** Thrown while a circuit is isolated by hand (`CircuitBreakerManualControl.isolate()`). @publicApi */
 export class IsolatedCircuitError extends ResilienceError {
   constructor(message = 'The circuit is manually held open and is not allowing calls.') {
-    super('IsolatedCircuitError', message);
+    super(message);
   }
   /** An isolated circuit has no known re-open time. */
-  readonly retryAfter: undefined;
+  declare readonly retryAfter: undefined;
 }
+brand(IsolatedCircuitError);
 
 /**
  * Thrown by the timeout strategy when its timeout ended the call. `cause` is the error the callback
@@ -73,13 +115,11 @@ export class TimeoutRejectedError extends ResilienceError {
     readonly timeout: number,
     options?: { cause?: unknown; message?: string },
   ) {
-    super(
-      'TimeoutRejectedError',
-      options?.message ?? `The operation did not complete within the ${timeout} ms timeout.`,
-      options,
-    );
+    super(options?.message ?? `The operation did not complete within the ${timeout} ms timeout.`, options);
   }
 }
+
+brand(TimeoutRejectedError);
 
 /** Thrown when a rate limiter or concurrency limiter rejects a call. @publicApi */
 export class RateLimiterRejectedError extends ResilienceError {
@@ -88,9 +128,10 @@ export class RateLimiterRejectedError extends ResilienceError {
     /** Milliseconds after which a new attempt may succeed, when the limiter knows. */
     readonly retryAfter?: number,
   ) {
-    super('RateLimiterRejectedError', message);
+    super(message);
   }
 }
+brand(RateLimiterRejectedError);
 
 /** @publicApi */
 export function isBrokenCircuitError(error: unknown): error is BrokenCircuitError {

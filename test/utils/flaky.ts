@@ -43,3 +43,14 @@ export async function isPending(promise: Promise<unknown>): Promise<boolean> {
   ]);
   return winner === marker;
 }
+
+/** A promise with its resolve and reject functions (Node 20 has no `Promise.withResolvers`). */
+export function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void; reject: (error: unknown) => void } {
+  let resolve!: (value: T) => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}

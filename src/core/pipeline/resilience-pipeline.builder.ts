@@ -1,3 +1,8 @@
+import { CircuitBreakerStrategy } from '../circuit-breaker/circuit-breaker.strategy.js';
+import {
+  validateCircuitBreakerOptions,
+  type CircuitBreakerStrategyOptions,
+} from '../circuit-breaker/circuit-breaker.options.js';
 import { FallbackStrategy } from '../fallback/fallback.strategy.js';
 import { validateFallbackOptions, type FallbackStrategyOptions } from '../fallback/fallback.options.js';
 import { RetryStrategy } from '../retry/retry.strategy.js';
@@ -35,7 +40,11 @@ export interface StrategyRegistration<TOptions> {
   /** The kind of strategy, e.g. `retry`; used in telemetry and validation paths. */
   readonly type: string;
   readonly options: TOptions;
-  validate?(validator: OptionsValidator, options: TOptions): void;
+  validate?(
+    validator: OptionsValidator,
+    options: TOptions,
+    pipeline: { readonly name?: string; readonly instanceName?: string },
+  ): void;
   create(options: TOptions, context: StrategyBuilderContext): ResilienceStrategy<unknown>;
 }
 
@@ -92,6 +101,21 @@ export class ResiliencePipelineBuilder<T = unknown> {
     });
   }
 
+  /**
+   * Stops calling a failing dependency for a while (Polly `AddCircuitBreaker`, plus consecutive,
+   * count-window and slow-call kinds, several half-open probes and a pluggable state store).
+   */
+  addCircuitBreaker(options: CircuitBreakerStrategyOptions<T> = {}): this {
+    return this.addStrategy({
+      type: 'circuit-breaker',
+      options,
+      validate: (v, o, pipeline) =>
+        validateCircuitBreakerOptions(v, o as CircuitBreakerStrategyOptions<never>, pipeline),
+      create: (o, context) =>
+        new CircuitBreakerStrategy(o, context, context.pipelineInstanceName) as ResilienceStrategy<unknown>,
+    });
+  }
+
   /** Replaces handled outcomes with a fallback value or action (Polly `AddFallback`). */
   addFallback(options: FallbackStrategyOptions<T>): this {
     return this.addStrategy({
@@ -122,7 +146,7 @@ export class ResiliencePipelineBuilder<T = unknown> {
       } else if (typeof entry.options !== 'object' || entry.options === null) {
         v.add('options', entry.options, 'must be an object');
       } else {
-        entry.validate?.(v, entry.options);
+        entry.validate?.(v, entry.options, { name: this.options.name, instanceName: this.options.instanceName });
       }
     });
     validator.throwIfInvalid(this.options.name ? `Invalid resilience pipeline "${this.options.name}"` : undefined);
@@ -150,6 +174,7 @@ export class ResiliencePipelineBuilder<T = unknown> {
           random,
           telemetry: new StrategyTelemetry(source(entry.type, name), listeners),
           pipelineName: this.options.name,
+          pipelineInstanceName: this.options.instanceName,
         }),
       );
     }

@@ -31,4 +31,5 @@ export interface StrategyBuilderContext {
   readonly random: () => number;
   readonly telemetry: StrategyTelemetry;
   readonly pipelineName: string | undefined;
+  readonly pipelineInstanceName: string | undefined;
 }

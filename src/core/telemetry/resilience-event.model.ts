@@ -51,6 +51,21 @@ export interface FallbackEventArguments {
 }
 
 /** @publicApi */
+export interface CircuitOpenedEventArguments {
+  readonly breakDuration: number;
+  readonly reason: string;
+  /** The failure that opened the circuit, when one did. */
+  readonly outcome: Outcome<unknown> | undefined;
+  readonly health:
+    { readonly throughput: number; readonly failures: number; readonly failureRatio: number } | undefined;
+}
+
+/** @publicApi */
+export interface CircuitClosedEventArguments {
+  readonly reason: string;
+}
+
+/** @publicApi */
 export interface PipelineExecutedEventArguments {
   readonly outcome: Outcome<unknown>;
   readonly duration: number;
@@ -68,6 +83,9 @@ export interface ResilienceEventMap {
   OnRetryGiveUp: RetryGiveUpEventArguments;
   OnTimeout: TimeoutEventArguments;
   OnFallback: FallbackEventArguments;
+  OnCircuitOpened: CircuitOpenedEventArguments;
+  OnCircuitClosed: CircuitClosedEventArguments;
+  OnCircuitHalfOpened: Record<string, never>;
   PipelineExecuting: Record<string, never>;
   PipelineExecuted: PipelineExecutedEventArguments;
 }

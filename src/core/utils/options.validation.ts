@@ -22,12 +22,15 @@ export class ResilienceValidationError extends ResilienceError {
     title = 'Invalid resilience options',
   ) {
     super(
-      'ResilienceValidationError',
       `${title} (${issues.length} problem${issues.length === 1 ? '' : 's'}):\n` +
         issues.map((i) => `  - ${i.path}: ${describeValue(i.value)} ${i.rule}`).join('\n'),
     );
   }
 }
+Object.defineProperty(ResilienceValidationError.prototype, 'name', {
+  value: 'ResilienceValidationError',
+  writable: true,
+});
 
 function describeValue(value: unknown): string {
   if (typeof value === 'function') return `[function ${value.name || 'anonymous'}]`;

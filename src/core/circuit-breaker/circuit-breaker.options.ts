@@ -1,0 +1,224 @@
+import type { ResilienceContext } from '../context/resilience.context.js';
+import type { Outcome } from '../outcome.model.js';
+import type { OptionsValidator } from '../utils/options.validation.js';
+import type { CircuitBreakerStateStore } from './circuit-breaker-state-store.interface.js';
+import type { CircuitBreakerManualControl } from './circuit-breaker.manual-control.js';
+import type { CircuitBreakerStateProvider } from './circuit-breaker.state-provider.js';
+import type {
+  BreakDurationGeneratorArguments,
+  CircuitBreakerKind,
+  CircuitHealth,
+  CircuitState,
+  CircuitTransitionReason,
+} from './circuit-state.model.js';
+import { MAX_WINDOW_SIZE } from './circuit-breaker.constants.js';
+
+/** @publicApi */
+export interface CircuitBreakerPredicateArguments<T> {
+  readonly outcome: Outcome<T>;
+  readonly context: ResilienceContext;
+}
+
+/** @publicApi */
+export interface OnCircuitOpenedArguments<T> {
+  readonly context: ResilienceContext;
+  /** The failure that opened the circuit; absent when it opened on a hung probe or by hand. */
+  readonly outcome: Outcome<T> | undefined;
+  readonly breakDuration: number;
+  readonly reason: CircuitTransitionReason;
+  /** The measurements that tripped it. */
+  readonly health: CircuitHealth | undefined;
+  readonly isManual: boolean;
+}
+
+/** @publicApi */
+export interface OnCircuitClosedArguments<T> {
+  readonly context: ResilienceContext | undefined;
+  /** The probe outcome that closed the circuit; absent when closed by hand. */
+  readonly outcome: Outcome<T> | undefined;
+  readonly reason: CircuitTransitionReason;
+  readonly isManual: boolean;
+}
+
+/** @publicApi */
+export interface OnCircuitHalfOpenedArguments {
+  readonly context: ResilienceContext;
+}
+
+/** @publicApi */
+export interface OnCircuitStateChangeArguments {
+  readonly from: CircuitState;
+  readonly to: CircuitState;
+  readonly reason: CircuitTransitionReason;
+  /** The call during which the change happened; absent for manual changes. */
+  readonly context: ResilienceContext | undefined;
+}
+
+/** @publicApi */
+export interface CircuitBreakerStrategyOptions<T = unknown> {
+  /** Names the strategy in telemetry, error messages and (with the pipeline name) the circuit key. */
+  name?: string;
+  /** When the circuit opens. Default `time-window` (Polly v8's only kind). */
+  kind?: CircuitBreakerKind;
+  /** `consecutive`: failures in a row that open the circuit. Default 5. */
+  failureThreshold?: number;
+  /** Ratio kinds: the failure ratio in (0, 1] that opens the circuit (inclusive). Default 0.1. */
+  failureRatio?: number;
+  /** Ratio kinds: calls measured before the ratio counts. Default 100. */
+  minimumThroughput?: number;
+  /** `time-window` and `slow-call`: the measured window, in milliseconds. Default 30000. */
+  samplingDuration?: number;
+  /** `count-window`: how many recent calls are measured. Default 100. */
+  windowSize?: number;
+  /** `slow-call`: calls that take at least this long count as failures. Default 60000. */
+  slowCallDuration?: number;
+  /** How long the circuit stays open. Default 5000. */
+  breakDuration?: number;
+  /** Computes each break instead (e.g. longer after each failed probe). */
+  breakDurationGenerator?: (args: BreakDurationGeneratorArguments) => number;
+  /** Probe calls a half-open circuit admits. Default 1. */
+  permittedCallsInHalfOpen?: number;
+  /** Successful probes needed to close; any failed probe opens again. Default: `permittedCallsInHalfOpen`. */
+  successThresholdInHalfOpen?: number;
+  /**
+   * What callers get while a half-open circuit has no probe permit left: `BrokenCircuitError` with
+   * `retryAfter` (default), or — when true — they wait for the verdict and then run or are rejected.
+   */
+  waitForHalfOpenVerdict?: boolean;
+  /** How long a half-open circuit waits for its probes before treating them as failed. Default 30000. */
+  maxHalfOpenWait?: number;
+  /** Which outcomes count as failures. Default: every error except cancellation. */
+  shouldHandle?: (args: CircuitBreakerPredicateArguments<T>) => boolean | PromiseLike<boolean>;
+  onOpened?: (args: OnCircuitOpenedArguments<T>) => void | PromiseLike<void>;
+  onClosed?: (args: OnCircuitClosedArguments<T>) => void | PromiseLike<void>;
+  onHalfOpened?: (args: OnCircuitHalfOpenedArguments) => void | PromiseLike<void>;
+  /** Every transition, including manual ones. */
+  onStateChange?: (args: OnCircuitStateChangeArguments) => void | PromiseLike<void>;
+  /** Isolates and closes this breaker (and any others given the same control). */
+  manualControl?: CircuitBreakerManualControl;
+  /** Reads this breaker's state. */
+  stateProvider?: CircuitBreakerStateProvider;
+  /** Where the state lives. Default: a private in-memory store. */
+  stateStore?: CircuitBreakerStateStore;
+  /** The key of this circuit in the store. Default: pipeline name, instance name and strategy name. */
+  circuitKey?: string;
+}
+
+const KIND_OPTIONS: Record<CircuitBreakerKind, readonly string[]> = {
+  consecutive: ['failureThreshold'],
+  'time-window': ['failureRatio', 'minimumThroughput', 'samplingDuration'],
+  'count-window': ['failureRatio', 'minimumThroughput', 'windowSize'],
+  'slow-call': ['failureRatio', 'minimumThroughput', 'samplingDuration', 'slowCallDuration'],
+};
+
+const KIND_SPECIFIC = [
+  'failureThreshold',
+  'failureRatio',
+  'minimumThroughput',
+  'samplingDuration',
+  'windowSize',
+  'slowCallDuration',
+];
+
+/** @internal */
+export const CIRCUIT_BREAKER_OPTION_KEYS = [
+  'name',
+  'kind',
+  ...KIND_SPECIFIC,
+  'breakDuration',
+  'breakDurationGenerator',
+  'permittedCallsInHalfOpen',
+  'successThresholdInHalfOpen',
+  'waitForHalfOpenVerdict',
+  'maxHalfOpenWait',
+  'shouldHandle',
+  'onOpened',
+  'onClosed',
+  'onHalfOpened',
+  'onStateChange',
+  'manualControl',
+  'stateProvider',
+  'stateStore',
+  'circuitKey',
+] as const;
+
+/** @internal */
+export function validateCircuitBreakerOptions(
+  v: OptionsValidator,
+  o: CircuitBreakerStrategyOptions<never>,
+  pipeline: { readonly name?: string },
+): void {
+  v.knownKeys(o, CIRCUIT_BREAKER_OPTION_KEYS)
+    .string('name', o.name)
+    .oneOf('kind', o.kind, Object.keys(KIND_OPTIONS))
+    .number('failureThreshold', o.failureThreshold, { min: 1, integer: true })
+    .number('failureRatio', o.failureRatio, { min: 0, exclusiveMin: true, max: 1 })
+    .number('minimumThroughput', o.minimumThroughput, { min: 1, integer: true })
+    .duration('samplingDuration', o.samplingDuration, { min: 10 })
+    .number('windowSize', o.windowSize, { min: 1, max: MAX_WINDOW_SIZE, integer: true })
+    .duration('slowCallDuration', o.slowCallDuration, { min: 1 })
+    .duration('breakDuration', o.breakDuration, { min: 1 })
+    .func('breakDurationGenerator', o.breakDurationGenerator)
+    .number('permittedCallsInHalfOpen', o.permittedCallsInHalfOpen, { min: 1, max: 10_000, integer: true })
+    .number('successThresholdInHalfOpen', o.successThresholdInHalfOpen, { min: 1, integer: true })
+    .boolean('waitForHalfOpenVerdict', o.waitForHalfOpenVerdict)
+    .duration('maxHalfOpenWait', o.maxHalfOpenWait, { min: 1 })
+    .func('shouldHandle', o.shouldHandle)
+    .func('onOpened', o.onOpened)
+    .func('onClosed', o.onClosed)
+    .func('onHalfOpened', o.onHalfOpened)
+    .func('onStateChange', o.onStateChange)
+    .string('circuitKey', o.circuitKey);
+
+  const kind = o.kind ?? 'time-window';
+  if (KIND_OPTIONS[kind]) {
+    for (const option of KIND_SPECIFIC) {
+      if ((o as Record<string, unknown>)[option] !== undefined && !KIND_OPTIONS[kind].includes(option)) {
+        const kinds = (Object.keys(KIND_OPTIONS) as CircuitBreakerKind[]).filter((k) =>
+          KIND_OPTIONS[k].includes(option),
+        );
+        v.add(
+          option,
+          (o as Record<string, unknown>)[option],
+          `applies only to kind ${kinds.map((k) => `"${k}"`).join(' or ')}, not "${kind}"`,
+        );
+      }
+    }
+  }
+  const permitted = o.permittedCallsInHalfOpen ?? 1;
+  if (typeof o.successThresholdInHalfOpen === 'number' && o.successThresholdInHalfOpen > permitted) {
+    v.add(
+      'successThresholdInHalfOpen',
+      o.successThresholdInHalfOpen,
+      `must be <= permittedCallsInHalfOpen (${permitted})`,
+    );
+  }
+  if (
+    o.kind === 'count-window' &&
+    typeof o.minimumThroughput === 'number' &&
+    o.minimumThroughput > (o.windowSize ?? 100)
+  ) {
+    v.add(
+      'minimumThroughput',
+      o.minimumThroughput,
+      `must be <= windowSize (${o.windowSize ?? 100}), or the circuit can never open`,
+    );
+  }
+  for (const [key, method] of [
+    ['stateStore', 'acquire'],
+    ['manualControl', 'isolate'],
+    ['stateProvider', 'exportSnapshot'],
+  ] as const) {
+    const value = (o as Record<string, unknown>)[key];
+    if (value !== undefined && typeof (value as Record<string, unknown>)?.[method] !== 'function') {
+      v.add(
+        key,
+        value,
+        `must be a ${key === 'stateStore' ? 'CircuitBreakerStateStore' : key === 'manualControl' ? 'CircuitBreakerManualControl' : 'CircuitBreakerStateProvider'}`,
+      );
+    }
+  }
+  if (o.stateStore !== undefined && o.circuitKey === undefined && pipeline.name === undefined) {
+    v.add('circuitKey', undefined, 'is required with a shared stateStore when the pipeline has no name');
+  }
+}

@@ -1,0 +1,375 @@
+import type { ResilienceContext } from '../context/resilience.context.js';
+import { outcomeFromError, outcomeFromValue, unwrapOutcome, type Outcome } from '../outcome.model.js';
+import { handleAllErrors } from '../outcome.predicates.js';
+import type { ResilienceStrategy, StrategyBuilderContext, StrategyNext } from '../pipeline/resilience.strategy.js';
+import {
+  BrokenCircuitError,
+  createLightweightError,
+  isCancellationError,
+  IsolatedCircuitError,
+  type ResilienceErrorSource,
+} from '../resilience.errors.js';
+import type { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
+import type { TimeProvider, TimerHandle } from '../time/time.provider.js';
+import { isThenable } from '../utils/is-thenable.util.js';
+import type { CircuitBreakerStateStore } from './circuit-breaker-state-store.interface.js';
+import {
+  DEFAULT_BREAK_DURATION,
+  DEFAULT_CIRCUIT_BREAKER_KIND,
+  DEFAULT_FAILURE_RATIO,
+  DEFAULT_FAILURE_THRESHOLD,
+  DEFAULT_MAX_HALF_OPEN_WAIT,
+  DEFAULT_MINIMUM_THROUGHPUT,
+  DEFAULT_PERMITTED_CALLS_IN_HALF_OPEN,
+  DEFAULT_SAMPLING_DURATION,
+  DEFAULT_SLOW_CALL_DURATION,
+  DEFAULT_WINDOW_SIZE,
+} from './circuit-breaker.constants.js';
+import type { ManualControlTarget } from './circuit-breaker.manual-control.js';
+import type { CircuitBreakerStrategyOptions } from './circuit-breaker.options.js';
+import type { StateProviderTarget } from './circuit-breaker.state-provider.js';
+import type {
+  CircuitAcquireResult,
+  CircuitCallResult,
+  CircuitPermit,
+  CircuitPolicy,
+  CircuitSnapshot,
+  CircuitState,
+  CircuitTransition,
+} from './circuit-state.model.js';
+import { InMemoryCircuitBreakerStateStore } from './in-memory-circuit-breaker-state.store.js';
+
+/** Builds the serialisable policy a store applies from the user's options. @internal */
+export function toCircuitPolicy(options: CircuitBreakerStrategyOptions<never>): CircuitPolicy {
+  const permitted = options.permittedCallsInHalfOpen ?? DEFAULT_PERMITTED_CALLS_IN_HALF_OPEN;
+  return {
+    kind: options.kind ?? DEFAULT_CIRCUIT_BREAKER_KIND,
+    failureThreshold: options.failureThreshold ?? DEFAULT_FAILURE_THRESHOLD,
+    failureRatio: options.failureRatio ?? DEFAULT_FAILURE_RATIO,
+    minimumThroughput: options.minimumThroughput ?? DEFAULT_MINIMUM_THROUGHPUT,
+    samplingDuration: options.samplingDuration ?? DEFAULT_SAMPLING_DURATION,
+    windowSize: options.windowSize ?? DEFAULT_WINDOW_SIZE,
+    breakDuration: options.breakDuration ?? DEFAULT_BREAK_DURATION,
+    permittedCallsInHalfOpen: permitted,
+    successThresholdInHalfOpen: options.successThresholdInHalfOpen ?? permitted,
+    maxHalfOpenWait: options.maxHalfOpenWait ?? DEFAULT_MAX_HALF_OPEN_WAIT,
+    breakDurationGenerator: options.breakDurationGenerator,
+  };
+}
+
+/**
+ * The circuit breaker: asks its store for a permit, runs the call, tells the store how it went, and
+ * reports the transitions the store made. An in-memory store answers synchronously, so the closed path
+ * adds a single promise hop.
+ *
+ * @internal
+ */
+export class CircuitBreakerStrategy<T> implements ResilienceStrategy<T>, ManualControlTarget, StateProviderTarget {
+  readonly circuitKey: string;
+  circuitState: CircuitState = 'closed';
+  lastHandledOutcome: Outcome<unknown> | undefined;
+
+  private readonly policy: CircuitPolicy;
+  private readonly store: CircuitBreakerStateStore;
+  private readonly time: TimeProvider;
+  private readonly telemetry: StrategyTelemetry;
+  private readonly shouldHandle: NonNullable<CircuitBreakerStrategyOptions<T>['shouldHandle']>;
+  private readonly handlesResults: boolean;
+  private readonly slowCallDuration: number | undefined;
+  /** The closed path may skip classification and timing: default predicate, not measuring slowness. */
+  private readonly fastClosedPath: boolean;
+  /** Whether recording a success needs the clock (time windows do, consecutive counting does not). */
+  private readonly successNeedsClock: boolean;
+  private readonly source: ResilienceErrorSource;
+  private openingFailure: unknown;
+  private ready: Promise<void> | undefined;
+  private readonly waiters = new Set<() => void>();
+  private waitTimer: TimerHandle;
+  private waitTimerDue = Infinity;
+
+  constructor(
+    private readonly options: CircuitBreakerStrategyOptions<T>,
+    context: StrategyBuilderContext,
+    pipelineInstanceName?: string,
+  ) {
+    this.policy = toCircuitPolicy(options);
+    this.store = options.stateStore ?? new InMemoryCircuitBreakerStateStore();
+    this.circuitKey =
+      options.circuitKey ??
+      [context.pipelineName ?? 'pipeline', pipelineInstanceName, options.name ?? 'circuit-breaker']
+        .filter((part) => part !== undefined)
+        .join('/');
+    this.time = context.timeProvider;
+    this.telemetry = context.telemetry;
+    this.shouldHandle = options.shouldHandle ?? handleAllErrors;
+    this.handlesResults = options.shouldHandle !== undefined;
+    this.slowCallDuration =
+      this.policy.kind === 'slow-call' ? (options.slowCallDuration ?? DEFAULT_SLOW_CALL_DURATION) : undefined;
+    this.fastClosedPath = !this.handlesResults && this.slowCallDuration === undefined;
+    this.successNeedsClock = this.policy.kind !== 'consecutive';
+    this.source = { pipelineName: context.pipelineName, strategyName: options.name };
+
+    options.stateProvider?._bind(this);
+    if (options.manualControl) {
+      options.manualControl._attach(this);
+      if (options.manualControl.isIsolated) {
+        const isolating = this.isolate();
+        this.ready = isolating.then(() => {
+          this.ready = undefined;
+        });
+      }
+    }
+  }
+
+  execute(next: StrategyNext<T>, context: ResilienceContext): Promise<T> {
+    if (this.ready) return this.ready.then(() => this.execute(next, context));
+    const decision = this.store.acquire(this.circuitKey, this.policy, this.time.now());
+    if (isThenable(decision)) return decision.then((d) => this.admit(d, next, context));
+    return this.admit(decision, next, context);
+  }
+
+  async isolate(): Promise<void> {
+    const transition = await this.store.isolate(this.circuitKey, this.policy, this.time.now());
+    if (transition) await this.onTransition(transition, undefined, undefined, true);
+  }
+
+  async close(): Promise<void> {
+    const transition = await this.store.close(this.circuitKey, this.policy, this.time.now());
+    if (transition) await this.onTransition(transition, undefined, undefined, true);
+  }
+
+  async exportSnapshot(): Promise<CircuitSnapshot> {
+    return this.store.exportSnapshot(this.circuitKey, this.policy);
+  }
+
+  async importSnapshot(snapshot: CircuitSnapshot): Promise<void> {
+    await this.store.importSnapshot(this.circuitKey, this.policy, snapshot);
+    this.circuitState = snapshot.state === 'half-open' ? 'open' : snapshot.state;
+  }
+
+  private admit(decision: CircuitAcquireResult, next: StrategyNext<T>, context: ResilienceContext): Promise<T> {
+    this.circuitState = decision.state;
+    if (decision.transition) {
+      const reported = this.onTransition(decision.transition, context, undefined, false);
+      if (reported) return reported.then(() => this.proceed(decision, next, context));
+    }
+    return this.proceed(decision, next, context);
+  }
+
+  private proceed(decision: CircuitAcquireResult, next: StrategyNext<T>, context: ResilienceContext): Promise<T> {
+    const permit = decision.permit;
+    if (permit === undefined) return this.reject(decision, next, context);
+    if (this.fastClosedPath && !permit.probe) {
+      // The closed path: one promise hop, no outcome object, no timing.
+      return next(context).then(
+        (value) => {
+          this.recordClosedSuccess(permit);
+          return value;
+        },
+        (error: unknown) => this.complete(permit, outcomeFromError(error), context, 0),
+      );
+    }
+    const started = this.slowCallDuration !== undefined ? this.time.now() : 0;
+    return next(context).then(
+      (value) => this.complete(permit, outcomeFromValue(value), context, started),
+      (error: unknown) => this.complete(permit, outcomeFromError(error), context, started),
+    );
+  }
+
+  private recordClosedSuccess(permit: CircuitPermit): void {
+    const now = this.successNeedsClock ? this.time.now() : 0;
+    const transition = this.store.record(this.circuitKey, this.policy, permit, 'success', now);
+    // A success never changes a closed circuit's state, and the caller need not wait for a shared store.
+    if (isThenable(transition)) transition.then(undefined, () => undefined);
+  }
+
+  /** Classifies, records and reports; returns the outcome as the caller should see it. */
+  private complete(
+    permit: CircuitPermit,
+    outcome: Outcome<T>,
+    context: ResilienceContext,
+    started: number,
+  ): T | Promise<T> {
+    const result = this.classify(outcome, context, started);
+    if (isThenable(result)) return result.then((r) => this.apply(permit, r, outcome, context));
+    return this.apply(permit, result, outcome, context);
+  }
+
+  private classify(
+    outcome: Outcome<T>,
+    context: ResilienceContext,
+    started: number,
+  ): CircuitCallResult | Promise<CircuitCallResult> {
+    if (!outcome.ok && (context.isCancellationRequested || isCancellationError(outcome.error))) return 'ignored';
+    const slow = this.slowCallDuration !== undefined && this.time.now() - started >= this.slowCallDuration;
+    if (outcome.ok && !this.handlesResults) return slow ? 'failure' : 'success';
+    const handled = this.shouldHandle({ outcome, context });
+    if (typeof handled === 'boolean') return handled || slow ? 'failure' : 'success';
+    return Promise.resolve(handled).then((h) => (h || slow ? 'failure' : 'success'));
+  }
+
+  private apply(
+    permit: CircuitPermit,
+    result: CircuitCallResult,
+    outcome: Outcome<T>,
+    context: ResilienceContext,
+  ): T | Promise<T> {
+    if (result === 'failure') this.lastHandledOutcome = outcome;
+    const transition = this.store.record(this.circuitKey, this.policy, permit, result, this.time.now());
+    if (isThenable(transition)) return transition.then((t) => this.afterRecord(t, outcome, context));
+    return this.afterRecord(transition, outcome, context);
+  }
+
+  private afterRecord(
+    transition: CircuitTransition | undefined,
+    outcome: Outcome<T>,
+    context: ResilienceContext,
+  ): T | Promise<T> {
+    if (transition) {
+      const reported = this.onTransition(transition, context, outcome, false);
+      if (reported) return reported.then(() => unwrapOutcome(outcome));
+    }
+    return unwrapOutcome(outcome);
+  }
+
+  private reject(decision: CircuitAcquireResult, next: StrategyNext<T>, context: ResilienceContext): Promise<T> {
+    let error: Error;
+    if (decision.state === 'isolated') {
+      error = createLightweightError(
+        IsolatedCircuitError,
+        `The circuit "${this.circuitKey}" is isolated: it admits no calls until it is closed by hand.`,
+        {
+          source: this.source,
+        },
+      );
+    } else if (
+      decision.state === 'half-open' &&
+      this.options.waitForHalfOpenVerdict &&
+      decision.verdictDueAt !== undefined
+    ) {
+      return this.waitForVerdict(decision.verdictDueAt, next, context);
+    } else {
+      const retryAfter = decision.retryAfter ?? this.policy.breakDuration;
+      error = createLightweightError(
+        BrokenCircuitError,
+        decision.state === 'half-open'
+          ? `The circuit "${this.circuitKey}" is half-open and its probe calls are taken; retry after ${retryAfter} ms.`
+          : `The circuit "${this.circuitKey}" is open; it admits calls again in ${retryAfter} ms.`,
+        { retryAfter, cause: this.openingFailure, source: this.source },
+      );
+    }
+    // Rejecting once the caller has attached its handler avoids Node's unhandled-rejection bookkeeping,
+    // which costs more than the whole rest of a rejection.
+    return new Promise<T>((_, rejectCall) => queueMicrotask(() => rejectCall(error)));
+  }
+
+  private waitForVerdict(verdictDueAt: number, next: StrategyNext<T>, context: ResilienceContext): Promise<T> {
+    if (context.isCancellationRequested) return Promise.reject(context._scope.reason);
+    return new Promise<T>((resolve, reject) => {
+      let signal: AbortSignal | undefined;
+      const onAbort = (): void => {
+        this.waiters.delete(wake);
+        if (this.waiters.size === 0) this.disarmWaitTimer();
+        reject(context._scope.reason);
+      };
+      const wake = (): void => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve(this.execute(next, context));
+      };
+      this.waiters.add(wake);
+      if (context._scope.canAbort) {
+        signal = context.signal;
+        signal.addEventListener('abort', onAbort, { once: true });
+      }
+      this.armWaitTimer(verdictDueAt);
+    });
+  }
+
+  private armWaitTimer(due: number): void {
+    if (this.waitTimer !== undefined && this.waitTimerDue <= due) return;
+    this.disarmWaitTimer();
+    this.waitTimerDue = due;
+    this.waitTimer = this.time.setTimeout(
+      () => {
+        this.waitTimer = undefined;
+        this.waitTimerDue = Infinity;
+        this.wakeWaiters();
+      },
+      Math.max(0, due - this.time.now()),
+    );
+  }
+
+  private disarmWaitTimer(): void {
+    if (this.waitTimer === undefined) return;
+    this.time.clearTimeout(this.waitTimer);
+    this.waitTimer = undefined;
+    this.waitTimerDue = Infinity;
+  }
+
+  private wakeWaiters(): void {
+    if (this.waiters.size === 0) return;
+    const waiters = [...this.waiters];
+    this.waiters.clear();
+    this.disarmWaitTimer();
+    for (const wake of waiters) wake();
+  }
+
+  /** Reports a transition: state, telemetry, callbacks, waiters. Returns a promise only if a callback did. */
+  private onTransition(
+    transition: CircuitTransition,
+    context: ResilienceContext | undefined,
+    outcome: Outcome<T> | undefined,
+    isManual: boolean,
+  ): Promise<void> | undefined {
+    const { from, to, reason } = transition;
+    this.circuitState = to;
+    const failure = outcome && !outcome.ok ? outcome : undefined;
+    if (to === 'open') this.openingFailure = failure?.error;
+    if (to === 'closed') this.openingFailure = undefined;
+
+    const pending: PromiseLike<void>[] = [];
+    const call = <A>(callback: ((args: A) => void | PromiseLike<void>) | undefined, args: A): void => {
+      if (!callback) return;
+      try {
+        const result = callback(args);
+        if (isThenable(result)) pending.push(Promise.resolve(result).then(undefined, () => undefined));
+      } catch {
+        // A callback must never break the call that triggered the transition.
+      }
+    };
+
+    if (this.telemetry.enabled && context) {
+      if (to === 'open') {
+        this.telemetry.report('OnCircuitOpened', 'error', context, {
+          breakDuration: transition.breakDuration ?? 0,
+          reason,
+          outcome: failure,
+          health: transition.health,
+        });
+      } else if (to === 'closed') {
+        this.telemetry.report('OnCircuitClosed', 'information', context, { reason });
+      } else if (to === 'half-open') {
+        this.telemetry.report('OnCircuitHalfOpened', 'warning', context, {});
+      }
+    }
+    call(this.options.onStateChange, { from, to, reason, context });
+    if (to === 'open') {
+      call(this.options.onOpened, {
+        context: context!,
+        outcome: failure,
+        breakDuration: transition.breakDuration ?? 0,
+        reason,
+        health: transition.health,
+        isManual,
+      });
+    } else if (to === 'closed') {
+      call(this.options.onClosed, { context, outcome, reason, isManual });
+    } else if (to === 'half-open' && context) {
+      call(this.options.onHalfOpened, { context });
+    }
+    // Callers waiting for a half-open verdict re-apply for a permit after any change.
+    if (from === 'half-open' || to === 'closed' || to === 'isolated') this.wakeWaiters();
+    if (pending.length === 0) return undefined;
+    return Promise.all(pending).then(() => undefined);
+  }
+}
