@@ -1,1 +1,2 @@
 export * from './core/index.js';
+export * from './nest/index.js';

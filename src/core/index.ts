@@ -54,6 +54,7 @@ export type {
 export { StrategyTelemetry } from './telemetry/strategy.telemetry.js';
 export { ResiliencePipeline } from './pipeline/resilience.pipeline.js';
 export {
+  builtInStrategies,
   ResiliencePipelineBuilder,
   type ResiliencePipelineBuilderOptions,
   type StrategyRegistration,
@@ -83,3 +84,11 @@ export {
 export type { FallbackArguments, FallbackStrategyOptions } from './fallback/index.js';
 export * from './circuit-breaker/index.js';
 export type { CircuitOpenedEventArguments, CircuitClosedEventArguments } from './telemetry/resilience-event.model.js';
+export * from './registry/index.js';
+export {
+  getHttpRetryAfter,
+  getHttpStatus,
+  handleTransientHttp,
+  isTransientHttpStatus,
+  parseRetryAfter,
+} from './http/http.predicates.js';

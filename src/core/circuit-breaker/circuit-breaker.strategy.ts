@@ -86,6 +86,7 @@ export class CircuitBreakerStrategy<T> implements ResilienceStrategy<T>, ManualC
   private readonly waiters = new Set<() => void>();
   private waitTimer: TimerHandle;
   private waitTimerDue = Infinity;
+  private disposed = false;
 
   constructor(
     private readonly options: CircuitBreakerStrategyOptions<T>,
@@ -136,6 +137,12 @@ export class CircuitBreakerStrategy<T> implements ResilienceStrategy<T>, ManualC
   async close(): Promise<void> {
     const transition = await this.store.close(this.circuitKey, this.policy, this.time.now());
     if (transition) await this.onTransition(transition, undefined, undefined, true);
+  }
+
+  /** Stops waiting for verdicts: waiting callers re-apply once and are rejected if still not admitted. */
+  dispose(): void {
+    this.disposed = true;
+    this.wakeWaiters();
   }
 
   async exportSnapshot(): Promise<CircuitSnapshot> {

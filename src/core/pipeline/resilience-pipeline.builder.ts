@@ -28,6 +28,8 @@ export interface ResiliencePipelineBuilderOptions {
   telemetryListeners?: readonly TelemetryListener[];
   /** Random source in [0, 1) for jitter and chaos. Default `Math.random`. */
   random?: () => number;
+  /** Prefixes validation paths instead of the pipeline name (e.g. `pipelines.orders` for config files). */
+  validationPath?: string;
 }
 
 /**
@@ -40,6 +42,8 @@ export interface StrategyRegistration<TOptions> {
   /** The kind of strategy, e.g. `retry`; used in telemetry and validation paths. */
   readonly type: string;
   readonly options: TOptions;
+  /** Names the strategy in validation paths instead of `strategies[i] (type)`, e.g. `retry` in a config file. */
+  readonly label?: string;
   validate?(
     validator: OptionsValidator,
     options: TOptions,
@@ -51,7 +55,49 @@ export interface StrategyRegistration<TOptions> {
 type Entry =
   StrategyRegistration<unknown> | { readonly type: 'pipeline'; readonly pipeline: ResiliencePipeline<unknown> };
 
-const BUILDER_OPTION_KEYS = ['name', 'instanceName', 'timeProvider', 'telemetryListeners', 'random'] as const;
+const BUILDER_OPTION_KEYS = [
+  'name',
+  'instanceName',
+  'timeProvider',
+  'telemetryListeners',
+  'random',
+  'validationPath',
+] as const;
+
+/**
+ * The registrations behind the built-in `add…` methods, for code that adds strategies generically
+ * (configuration files, decorators).
+ *
+ * @publicApi
+ */
+export const builtInStrategies = {
+  retry: <T>(options: RetryStrategyOptions<T>): StrategyRegistration<RetryStrategyOptions<T>> => ({
+    type: 'retry',
+    options,
+    validate: (v, o) => validateRetryOptions(v, o),
+    create: (o, context) => new RetryStrategy(o, context),
+  }),
+  timeout: (options: TimeoutStrategyOptions): StrategyRegistration<TimeoutStrategyOptions> => ({
+    type: 'timeout',
+    options,
+    validate: validateTimeoutOptions,
+    create: (o, context) => new TimeoutStrategy(o, context),
+  }),
+  fallback: <T>(options: FallbackStrategyOptions<T>): StrategyRegistration<FallbackStrategyOptions<T>> => ({
+    type: 'fallback',
+    options,
+    validate: (v, o) => validateFallbackOptions(v, o as FallbackStrategyOptions<unknown>),
+    create: (o, context) => new FallbackStrategy(o as FallbackStrategyOptions<unknown>, context),
+  }),
+  circuitBreaker: <T>(
+    options: CircuitBreakerStrategyOptions<T>,
+  ): StrategyRegistration<CircuitBreakerStrategyOptions<T>> => ({
+    type: 'circuit-breaker',
+    options,
+    validate: (v, o, pipeline) => validateCircuitBreakerOptions(v, o, pipeline),
+    create: (o, context) => new CircuitBreakerStrategy(o, context, context.pipelineInstanceName),
+  }),
+};
 
 /**
  * Composes strategies into a `ResiliencePipeline`. The first strategy added is the outermost. Options are
@@ -82,23 +128,13 @@ export class ResiliencePipelineBuilder<T = unknown> {
 
   /** Retries handled outcomes with a backoff (Polly `AddRetry`). */
   addRetry(options: RetryStrategyOptions<T> = {}): this {
-    return this.addStrategy({
-      type: 'retry',
-      options,
-      validate: (v, o) => validateRetryOptions(v, o as RetryStrategyOptions<never>),
-      create: (o, context) => new RetryStrategy(o, context) as ResilienceStrategy<unknown>,
-    });
+    return this.addStrategy(builtInStrategies.retry(options));
   }
 
   /** Cancels the inner call after a timeout, given in milliseconds or as options (Polly `AddTimeout`). */
   addTimeout(timeoutOrOptions: number | TimeoutStrategyOptions): this {
     const options = typeof timeoutOrOptions === 'number' ? { timeout: timeoutOrOptions } : timeoutOrOptions;
-    return this.addStrategy({
-      type: 'timeout',
-      options,
-      validate: validateTimeoutOptions,
-      create: (o, context) => new TimeoutStrategy(o, context) as ResilienceStrategy<unknown>,
-    });
+    return this.addStrategy(builtInStrategies.timeout(options));
   }
 
   /**
@@ -118,12 +154,7 @@ export class ResiliencePipelineBuilder<T = unknown> {
 
   /** Replaces handled outcomes with a fallback value or action (Polly `AddFallback`). */
   addFallback(options: FallbackStrategyOptions<T>): this {
-    return this.addStrategy({
-      type: 'fallback',
-      options,
-      validate: (v, o) => validateFallbackOptions(v, o as FallbackStrategyOptions<unknown>),
-      create: (o, context) => new FallbackStrategy(o as FallbackStrategyOptions<unknown>, context),
-    });
+    return this.addStrategy(builtInStrategies.fallback(options));
   }
 
   /** Nests a built pipeline at this position; its strategies (and their state) are shared, not copied. */
@@ -136,10 +167,12 @@ export class ResiliencePipelineBuilder<T = unknown> {
   /** Validates every option and creates the pipeline. A builder builds once. */
   build(): ResiliencePipeline<T> {
     this.assertNotBuilt();
-    const validator = new OptionsValidator(this.options.name ? `pipeline "${this.options.name}"` : '');
+    const validator = new OptionsValidator(
+      this.options.validationPath ?? (this.options.name ? `pipeline "${this.options.name}"` : ''),
+    );
     this.validateBuilderOptions(validator.child('options'));
     this.entries.forEach((entry, index) => {
-      const v = validator.child(`strategies[${index}] (${entry.type})`);
+      const v = validator.child(('label' in entry && entry.label) || `strategies[${index}] (${entry.type})`);
       if ('pipeline' in entry) {
         if (!(entry.pipeline instanceof ResiliencePipeline))
           v.add('pipeline', entry.pipeline, 'must be a ResiliencePipeline');

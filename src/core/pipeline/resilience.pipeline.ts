@@ -101,6 +101,14 @@ export class ResiliencePipeline<T = unknown> {
     }
   }
 
+  /**
+   * Releases what the pipeline's strategies hold (timers, waiting callers). Pipelines built by a registry
+   * are disposed by the registry.
+   */
+  async dispose(): Promise<void> {
+    await Promise.all((this._components?.strategies ?? []).map((s) => Promise.resolve(s.dispose?.())));
+  }
+
   private now(): number {
     return this._components!.timeProvider.now();
   }

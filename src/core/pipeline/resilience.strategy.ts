@@ -22,6 +22,8 @@ export type StrategyNext<T> = (context: ResilienceContext) => Promise<T>;
  */
 export interface ResilienceStrategy<T = unknown> {
   execute(next: StrategyNext<T>, context: ResilienceContext): Promise<T>;
+  /** Releases what the strategy holds (timers, queues); called by `ResiliencePipeline.dispose()`. */
+  dispose?(): void | Promise<void>;
 }
 
 /** What a strategy factory receives from the builder. @publicApi */

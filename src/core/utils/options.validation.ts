@@ -75,6 +75,17 @@ export class OptionsValidator {
     return this;
   }
 
+  /** Adds issues found elsewhere (e.g. by a builder), prefixing nothing. */
+  addIssues(issues: readonly ValidationIssue[]): this {
+    this.issues.push(...issues);
+    return this;
+  }
+
+  /** Whether anything was found so far. */
+  get isValid(): boolean {
+    return this.issues.length === 0;
+  }
+
   required(path: string, value: unknown): boolean {
     if (value === undefined || value === null) {
       this.add(path, value, 'is required');

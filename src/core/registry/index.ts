@@ -1,0 +1,18 @@
+export type {
+  CircuitBreakerConfig,
+  FallbackConfig,
+  PipelineConfig,
+  PipelineSection,
+  PredicateReference,
+  RetryConfig,
+  StrategyConfig,
+  TimeoutConfig,
+} from './pipeline-config.model.js';
+export { PIPELINE_SECTION_ORDER } from './pipeline-config.model.js';
+export { BUILT_IN_PREDICATES, PredicateRegistry } from './predicate.registry.js';
+export {
+  ResiliencePipelineRegistry,
+  UnknownPipelineError,
+  type ConfigurePipeline,
+  type ResiliencePipelineRegistryOptions,
+} from './resilience-pipeline.registry.js';

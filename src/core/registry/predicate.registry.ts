@@ -1,0 +1,50 @@
+import { handleTransientHttp } from '../http/http.predicates.js';
+import { anyOf, handleAllErrors, handleTransientNetworkErrors, type OutcomePredicate } from '../outcome.predicates.js';
+import { isTimeoutRejectedError } from '../resilience.errors.js';
+import type { OptionsValidator } from '../utils/options.validation.js';
+
+/** The predicates every registry knows by name. @publicApi */
+export const BUILT_IN_PREDICATES: Readonly<Record<string, OutcomePredicate<unknown>>> = {
+  'all-errors': handleAllErrors,
+  'transient-network': handleTransientNetworkErrors,
+  'http-transient': handleTransientHttp,
+  timeout: ({ outcome }) => !outcome.ok && isTimeoutRejectedError(outcome.error),
+};
+
+/** Named predicates that configuration can refer to. @publicApi */
+export class PredicateRegistry {
+  private readonly predicates = new Map<string, OutcomePredicate<unknown>>(Object.entries(BUILT_IN_PREDICATES));
+
+  register(name: string, predicate: OutcomePredicate<unknown>): this {
+    this.predicates.set(name, predicate);
+    return this;
+  }
+
+  get(name: string): OutcomePredicate<unknown> | undefined {
+    return this.predicates.get(name);
+  }
+
+  get names(): string[] {
+    return [...this.predicates.keys()].sort();
+  }
+
+  /** Resolves a reference, adding an issue (and returning undefined) for names that are not registered. */
+  resolve(reference: unknown, v: OptionsValidator, path: string): OutcomePredicate<unknown> | undefined {
+    if (reference === undefined) return undefined;
+    if (typeof reference === 'function') return reference as OutcomePredicate<unknown>;
+    const names =
+      typeof reference === 'string' ? [reference] : Array.isArray(reference) ? (reference as unknown[]) : undefined;
+    if (!names || names.length === 0 || names.some((n) => typeof n !== 'string')) {
+      v.add(path, reference, 'must be a predicate name, a list of names or a function');
+      return undefined;
+    }
+    const resolved: OutcomePredicate<unknown>[] = [];
+    for (const name of names as string[]) {
+      const predicate = this.predicates.get(name);
+      if (predicate) resolved.push(predicate);
+      else v.add(path, name, `is not a registered predicate (known: ${this.names.join(', ')})`);
+    }
+    if (resolved.length !== names.length) return undefined;
+    return resolved.length === 1 ? resolved[0] : anyOf(...resolved);
+  }
+}

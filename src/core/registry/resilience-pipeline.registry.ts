@@ -1,0 +1,272 @@
+import type { CircuitBreakerStateStore } from '../circuit-breaker/circuit-breaker-state-store.interface.js';
+import { InMemoryCircuitBreakerStateStore } from '../circuit-breaker/in-memory-circuit-breaker-state.store.js';
+import { CircuitBreakerManualControl } from '../circuit-breaker/circuit-breaker.manual-control.js';
+import type { ResilienceCallback, ResilienceContext, ResilienceContextOptions } from '../context/resilience.context.js';
+import type { OutcomePredicate } from '../outcome.predicates.js';
+import { ResiliencePipelineBuilder } from '../pipeline/resilience-pipeline.builder.js';
+import { ResiliencePipeline } from '../pipeline/resilience.pipeline.js';
+import { ResilienceError } from '../resilience.errors.js';
+import type { TelemetryListener } from '../telemetry/resilience-event.model.js';
+import { systemTimeProvider, type TimeProvider } from '../time/time.provider.js';
+import { OptionsValidator, ResilienceValidationError } from '../utils/options.validation.js';
+import { applyPipelineConfig } from './pipeline-config.builder.js';
+import type { PipelineConfig } from './pipeline-config.model.js';
+import { PredicateRegistry } from './predicate.registry.js';
+
+/** @publicApi */
+export interface ResiliencePipelineRegistryOptions {
+  /** Named pipelines as data. */
+  pipelines?: Readonly<Record<string, PipelineConfig>>;
+  /** Predicates the configuration may refer to by name, besides the built-in ones. */
+  predicates?: Readonly<Record<string, OutcomePredicate<unknown>>>;
+  /** Where every circuit breaker of the registry keeps its state. Default: one in-memory store. */
+  stateStore?: CircuitBreakerStateStore;
+  timeProvider?: TimeProvider;
+  telemetryListeners?: readonly TelemetryListener[];
+  random?: () => number;
+}
+
+/** Configures a pipeline added by code (`getOrAddPipeline`). @publicApi */
+export type ConfigurePipeline<T> = (
+  builder: ResiliencePipelineBuilder<T>,
+  context: { readonly name: string; readonly key: string | undefined },
+) => void;
+
+/** Thrown for a pipeline name the registry does not know; lists the names it does. @publicApi */
+export class UnknownPipelineError extends ResilienceError {
+  constructor(
+    readonly pipelineName: string,
+    readonly knownNames: readonly string[],
+  ) {
+    super(
+      `No resilience pipeline is named "${pipelineName}". Known pipelines: ${knownNames.length ? knownNames.map((n) => `"${n}"`).join(', ') : '(none)'}.`,
+    );
+  }
+}
+Object.defineProperty(UnknownPipelineError.prototype, 'name', { value: 'UnknownPipelineError', writable: true });
+
+/**
+ * The pipeline the registry hands out: a stable handle whose strategies can be swapped by `reload`,
+ * so code that holds it picks up new options without asking again.
+ */
+class RegisteredPipeline<T> extends ResiliencePipeline<T> {
+  constructor(public current: ResiliencePipeline<T>) {
+    super(undefined);
+  }
+
+  override execute<R extends T = T>(
+    callback: ResilienceCallback<R>,
+    context?: ResilienceContext | ResilienceContextOptions,
+  ): Promise<R> {
+    return this.current.execute(callback, context);
+  }
+
+  override dispose(): Promise<void> {
+    return this.current.dispose();
+  }
+}
+
+interface Entry {
+  config?: PipelineConfig;
+  configure?: ConfigurePipeline<unknown>;
+  /** By instance key; `''` is the pipeline without a key. */
+  instances: Map<string, RegisteredPipeline<unknown>>;
+}
+
+/**
+ * Named pipelines: registered as data (or by code), validated up front, built once per name and key,
+ * reloadable without losing circuit state, disposed together.
+ *
+ * ```ts
+ * const registry = new ResiliencePipelineRegistry({ pipelines: { orders: { retry: { maxRetryAttempts: 3 } } } });
+ * await registry.getPipeline('orders').execute(() => orders.list());
+ * await registry.getPipeline('catalog', 'eu-west').execute(…); // one instance (and one circuit) per key
+ * ```
+ *
+ * @publicApi
+ */
+export class ResiliencePipelineRegistry {
+  readonly predicates = new PredicateRegistry();
+  readonly stateStore: CircuitBreakerStateStore;
+  readonly timeProvider: TimeProvider;
+  private readonly entries = new Map<string, Entry>();
+  private readonly controls = new Map<string, CircuitBreakerManualControl>();
+  private disposed = false;
+
+  constructor(private readonly options: ResiliencePipelineRegistryOptions = {}) {
+    this.stateStore = options.stateStore ?? new InMemoryCircuitBreakerStateStore();
+    this.timeProvider = options.timeProvider ?? systemTimeProvider;
+    for (const [name, predicate] of Object.entries(options.predicates ?? {})) this.predicates.register(name, predicate);
+    if (options.pipelines) this.addPipelines(options.pipelines);
+  }
+
+  /** The names of every registered pipeline. */
+  get pipelineNames(): string[] {
+    return [...this.entries.keys()].sort();
+  }
+
+  /**
+   * Registers pipelines given as data. Every pipeline is validated now; one `ResilienceValidationError`
+   * lists every problem of every pipeline, and nothing is registered if any is invalid.
+   */
+  addPipelines(pipelines: Readonly<Record<string, PipelineConfig>>): void {
+    const v = new OptionsValidator('');
+    if (typeof pipelines !== 'object' || pipelines === null) {
+      v.add('pipelines', pipelines, 'must be an object of named pipelines').throwIfInvalid(
+        'Invalid resilience configuration',
+      );
+    }
+    for (const [name, config] of Object.entries(pipelines)) {
+      if (this.entries.has(name)) v.add(`pipelines.${name}`, '(exists)', 'is already registered');
+      else this.buildFromConfig(name, undefined, config, v);
+    }
+    v.throwIfInvalid('Invalid resilience configuration');
+    for (const [name, config] of Object.entries(pipelines)) this.entries.set(name, { config, instances: new Map() });
+  }
+
+  /** The pipeline registered under `name` (and its instance for `key`). Throws `UnknownPipelineError`. */
+  getPipeline<T = unknown>(name: string, key?: string): ResiliencePipeline<T> {
+    const pipeline = this.tryGetPipeline<T>(name, key);
+    if (!pipeline) throw new UnknownPipelineError(name, this.pipelineNames);
+    return pipeline;
+  }
+
+  /** Like `getPipeline`, but `undefined` for an unknown name. */
+  tryGetPipeline<T = unknown>(name: string, key?: string): ResiliencePipeline<T> | undefined {
+    const entry = this.entries.get(name);
+    if (!entry) return undefined;
+    return this.instance(name, entry, key);
+  }
+
+  /** The pipeline registered under `name`, or one configured now by `configure` and registered. */
+  getOrAddPipeline<T = unknown>(name: string, configure: ConfigurePipeline<T>, key?: string): ResiliencePipeline<T> {
+    let entry = this.entries.get(name);
+    if (!entry) {
+      entry = { configure: configure as ConfigurePipeline<unknown>, instances: new Map() };
+      const first = this.buildEntry(name, entry, key); // validates before registering
+      this.entries.set(name, entry);
+      const handle = new RegisteredPipeline(first);
+      entry.instances.set(key ?? '', handle);
+      return handle;
+    }
+    return this.instance(name, entry, key);
+  }
+
+  /** The configuration a pipeline was registered with, if it came from data. */
+  getPipelineConfig(name: string): PipelineConfig | undefined {
+    return this.entries.get(name)?.config;
+  }
+
+  /**
+   * Replaces a pipeline's configuration. The new one is validated first (an invalid one changes
+   * nothing); every instance handed out so far switches to it; circuit breakers keep their state because
+   * they keep their store and key.
+   */
+  async reload(name: string, config: PipelineConfig): Promise<void> {
+    const entry = this.entries.get(name);
+    if (!entry) throw new UnknownPipelineError(name, this.pipelineNames);
+    const v = new OptionsValidator('');
+    const rebuilt = new Map<string, ResiliencePipeline<unknown>>();
+    for (const key of entry.instances.keys()) {
+      const pipeline = this.buildFromConfig(name, key || undefined, config, v);
+      if (pipeline) rebuilt.set(key, pipeline);
+    }
+    if (entry.instances.size === 0) this.buildFromConfig(name, undefined, config, v);
+    v.throwIfInvalid(`Invalid configuration for pipeline "${name}"`);
+    entry.config = config;
+    entry.configure = undefined;
+    const old: ResiliencePipeline<unknown>[] = [];
+    for (const [key, handle] of entry.instances) {
+      old.push(handle.current);
+      handle.current = rebuilt.get(key)!;
+    }
+    await Promise.all(old.map((p) => p.dispose()));
+  }
+
+  /**
+   * Isolates and closes the circuit of a named pipeline by hand: every instance and every decorated
+   * method naming the pipeline's circuit breaker is driven by it.
+   */
+  circuitControl(name: string): CircuitBreakerManualControl {
+    let control = this.controls.get(name);
+    if (!control) this.controls.set(name, (control = new CircuitBreakerManualControl()));
+    return control;
+  }
+
+  /** Registers a predicate that configuration can name. */
+  registerPredicate(name: string, predicate: OutcomePredicate<unknown>): this {
+    this.predicates.register(name, predicate);
+    return this;
+  }
+
+  /** Disposes every pipeline built so far. The registry cannot be used afterwards. */
+  async dispose(): Promise<void> {
+    if (this.disposed) return;
+    this.disposed = true;
+    const all = [...this.entries.values()].flatMap((e) => [...e.instances.values()]);
+    this.entries.clear();
+    await Promise.all(all.map((p) => p.dispose()));
+  }
+
+  /** A builder with the registry's clock, telemetry and naming. */
+  createBuilder<T>(name: string, key?: string, validationPath?: string): ResiliencePipelineBuilder<T> {
+    return new ResiliencePipelineBuilder<T>({
+      name,
+      instanceName: key,
+      timeProvider: this.timeProvider,
+      telemetryListeners: this.options.telemetryListeners,
+      random: this.options.random,
+      validationPath,
+    });
+  }
+
+  private instance(name: string, entry: Entry, key: string | undefined): RegisteredPipeline<unknown> {
+    if (this.disposed) throw new Error('The resilience pipeline registry has been disposed.');
+    let handle = entry.instances.get(key ?? '');
+    if (!handle) {
+      handle = new RegisteredPipeline(this.buildEntry(name, entry, key));
+      entry.instances.set(key ?? '', handle);
+    }
+    return handle;
+  }
+
+  private buildEntry(name: string, entry: Entry, key: string | undefined): ResiliencePipeline<unknown> {
+    if (entry.config) {
+      const v = new OptionsValidator('');
+      const pipeline = this.buildFromConfig(name, key, entry.config, v);
+      v.throwIfInvalid(`Invalid configuration for pipeline "${name}"`);
+      return pipeline!;
+    }
+    const builder = this.createBuilder<unknown>(name, key);
+    entry.configure!(builder, { name, key });
+    return builder.build();
+  }
+
+  private buildFromConfig(
+    name: string,
+    key: string | undefined,
+    config: PipelineConfig,
+    v: OptionsValidator,
+  ): ResiliencePipeline<unknown> | undefined {
+    const path = `pipelines.${name}`;
+    const builder = this.createBuilder<unknown>(name, key, path);
+    const configIssues = new OptionsValidator(path);
+    applyPipelineConfig(
+      builder,
+      config,
+      { predicates: this.predicates, stateStore: this.stateStore, circuitControl: this.circuitControl(name) },
+      configIssues,
+    );
+    v.addIssues(configIssues.problems);
+    try {
+      const pipeline = builder.build();
+      return configIssues.isValid ? pipeline : undefined;
+    } catch (error) {
+      if (error instanceof ResilienceValidationError) {
+        v.addIssues(error.issues);
+        return undefined;
+      }
+      throw error;
+    }
+  }
+}

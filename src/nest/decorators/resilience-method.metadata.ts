@@ -1,0 +1,138 @@
+import 'reflect-metadata';
+import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
+import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
+import { RESILIENCE_BINDINGS, RESILIENCE_METHOD_METADATA } from '../resilience.constants.js';
+
+/** The parts a method's pipeline is made of, one per decorator. @publicApi */
+export type ResilienceSection = 'fallback' | 'pipeline' | 'retry' | 'circuitBreaker' | 'timeout';
+
+/**
+ * The order decorators compose in, outermost first, whatever order they are written in:
+ * `@Fallback` → `@UseResiliencePipeline` → `@Retry` → `@CircuitBreaker` → `@Timeout` → the method.
+ *
+ * @publicApi
+ */
+export const RESILIENCE_DECORATOR_ORDER: readonly ResilienceSection[] = [
+  'fallback',
+  'pipeline',
+  'retry',
+  'circuitBreaker',
+  'timeout',
+];
+
+type AnyMethod = (...args: unknown[]) => unknown;
+
+/** What the decorators of one method recorded. @internal */
+export interface ResilienceMethodMetadata {
+  readonly original: AnyMethod;
+  readonly methodName: string;
+  readonly className: string;
+  readonly sections: Partial<Record<ResilienceSection, unknown>>;
+  /** Where Nest passes the hidden request link to a route handler. */
+  readonly requestLinkIndex: number;
+}
+
+/** How a bound method runs: built by the explorer once the module has started. @internal */
+export interface ResilienceMethodBinding {
+  invoke(self: unknown, args: unknown[], link: RequestLink | undefined): unknown;
+}
+
+/**
+ * Passed by Nest to a wrapped route handler as an extra, hidden argument: the raw response, so a client
+ * that disconnects can cancel the call. Never reaches the method itself.
+ *
+ * @internal
+ */
+export class RequestLink {
+  constructor(readonly response: (NodeJS.EventEmitter & { writableFinished?: boolean }) | undefined) {}
+}
+
+const RequestLinkParam = createParamDecorator((_data: unknown, ctx: ExecutionContext) => {
+  if (ctx.getType() !== 'http') return new RequestLink(undefined);
+  const response = ctx.switchToHttp().getResponse<{ raw?: unknown }>();
+  return new RequestLink((response?.raw ?? response) as RequestLink['response']);
+});
+
+/** The resilience metadata of a method (its wrapper), if it has any. @internal */
+export function getResilienceMethodMetadata(method: unknown): ResilienceMethodMetadata | undefined {
+  if (typeof method !== 'function') return undefined;
+  return Reflect.getOwnMetadata(RESILIENCE_METHOD_METADATA, method) as ResilienceMethodMetadata | undefined;
+}
+
+/**
+ * Records one decorator's section on a method, wrapping the method the first time. The wrapper replaces
+ * the method when the class is defined — before Nest reads route handlers — and carries every metadata
+ * entry of the original (route, guards, pipes, Swagger…), its name and its length. It runs the method's
+ * pipeline once the module has bound one to the instance, and the bare method before that.
+ *
+ * @internal
+ */
+export function recordResilienceSection(decorator: string, section: ResilienceSection, spec: unknown): MethodDecorator {
+  return (target, key, descriptor) => {
+    const meta = wrapOnce(target, key, descriptor as TypedPropertyDescriptor<unknown>);
+    if (meta.sections[section] !== undefined) {
+      throw new Error(`@${decorator} is applied twice to ${meta.className}.${meta.methodName}.`);
+    }
+    meta.sections[section] = spec;
+    return descriptor;
+  };
+}
+
+function wrapOnce(
+  target: object,
+  key: string | symbol,
+  descriptor: TypedPropertyDescriptor<unknown>,
+): ResilienceMethodMetadata {
+  const current = descriptor.value;
+  if (typeof current !== 'function') {
+    throw new Error(`Resilience decorators apply to methods; ${String(key)} is not one.`);
+  }
+  const existing = getResilienceMethodMetadata(current);
+  if (existing) return existing;
+
+  const original = current as AnyMethod;
+  const className = (target as { constructor?: { name?: string } }).constructor?.name ?? 'Object';
+  const requestLinkIndex = nextParameterIndex(target, key, original);
+  const meta: ResilienceMethodMetadata = {
+    original,
+    methodName: String(key),
+    className,
+    sections: {},
+    requestLinkIndex,
+  };
+
+  const wrapper = function (this: unknown, ...args: unknown[]): unknown {
+    let link: RequestLink | undefined;
+    if (args.length > requestLinkIndex && args[requestLinkIndex] instanceof RequestLink) {
+      link = args[requestLinkIndex];
+      args = args.slice(0, requestLinkIndex);
+    }
+    const bindings = (
+      this as Record<symbol, Map<ResilienceMethodMetadata, ResilienceMethodBinding> | undefined> | null
+    )?.[RESILIENCE_BINDINGS];
+    const binding = bindings?.get(meta);
+    return binding ? binding.invoke(this, args, link) : original.apply(this, args);
+  };
+  for (const metadataKey of Reflect.getOwnMetadataKeys(original)) {
+    Reflect.defineMetadata(metadataKey, Reflect.getOwnMetadata(metadataKey, original), wrapper);
+  }
+  Object.defineProperty(wrapper, 'name', { value: original.name, configurable: true });
+  Object.defineProperty(wrapper, 'length', { value: original.length, configurable: true });
+  Reflect.defineMetadata(RESILIENCE_METHOD_METADATA, meta, wrapper);
+  descriptor.value = wrapper;
+  // Route handlers receive the response as a hidden extra argument (ignored elsewhere).
+  RequestLinkParam()(target, key, requestLinkIndex);
+  return meta;
+}
+
+/** The first parameter position after every declared and decorated parameter. */
+function nextParameterIndex(target: object, key: string | symbol, method: AnyMethod): number {
+  const routeArgs = (Reflect.getMetadata(ROUTE_ARGS_METADATA, target.constructor, key) ?? {}) as Record<
+    string,
+    { index: number }
+  >;
+  const paramTypes = (Reflect.getMetadata('design:paramtypes', target, key) ?? []) as unknown[];
+  let index = Math.max(method.length, paramTypes.length);
+  for (const arg of Object.values(routeArgs)) index = Math.max(index, arg.index + 1);
+  return index;
+}

@@ -1,0 +1,89 @@
+import { SetMetadata } from '@nestjs/common';
+import type {
+  CircuitBreakerConfig,
+  PredicateReference,
+  RetryConfig,
+  TimeoutStrategyOptions,
+} from '../../core/index.js';
+import { RESILIENCE_PIPELINE_METADATA } from '../resilience.constants.js';
+import { recordResilienceSection } from './resilience-method.metadata.js';
+
+/** A section given by the name of a configured pipeline, or inline. @internal */
+export type SectionSpec<T> = { readonly name: string } | { readonly options: T };
+
+/** @publicApi */
+export interface FallbackDecoratorOptions {
+  /** A method of the same class called with the original arguments plus the error. */
+  method?: string;
+  /** A fixed value returned instead (when no `method` is given). */
+  value?: unknown;
+  /** Which failures fall back. Default: every error except cancellation. */
+  shouldHandle?: PredicateReference;
+}
+
+function spec<T>(nameOrOptions: string | T | undefined): SectionSpec<T> {
+  return typeof nameOrOptions === 'string' ? { name: nameOrOptions } : { options: (nameOrOptions ?? {}) as T };
+}
+
+/**
+ * Retries the method: with the `retry` section of a configured pipeline (`@Retry('orders')`) or with
+ * inline options (`@Retry({ maxRetryAttempts: 3, backoffType: 'exponential' })`).
+ *
+ * @publicApi
+ */
+export function Retry(nameOrOptions?: string | RetryConfig): MethodDecorator {
+  return recordResilienceSection('Retry', 'retry', spec(nameOrOptions));
+}
+
+/**
+ * Guards the method with a circuit breaker: the `circuitBreaker` section of a configured pipeline — and
+ * then the same circuit as that pipeline and every method naming it — or inline options (a circuit of its
+ * own per method).
+ *
+ * @publicApi
+ */
+export function CircuitBreaker(nameOrOptions?: string | CircuitBreakerConfig): MethodDecorator {
+  return recordResilienceSection('CircuitBreaker', 'circuitBreaker', spec(nameOrOptions));
+}
+
+/**
+ * Bounds each attempt of the method: milliseconds, options, or the `timeout` section of a configured
+ * pipeline (by name).
+ *
+ * @publicApi
+ */
+export function Timeout(timeoutOrNameOrOptions: number | string | TimeoutStrategyOptions): MethodDecorator {
+  const value =
+    typeof timeoutOrNameOrOptions === 'number' ? { timeout: timeoutOrNameOrOptions } : timeoutOrNameOrOptions;
+  return recordResilienceSection('Timeout', 'timeout', spec(value));
+}
+
+/**
+ * Replaces a failure of the method: `@Fallback('cachedOrders')` calls `this.cachedOrders(...args, error)`
+ * (a method taking the original arguments plus the error, or the error alone); options may give a fixed
+ * `value` or a `shouldHandle` predicate instead. A missing method or a wrong arity fails the application
+ * start.
+ *
+ * @publicApi
+ */
+export function Fallback(methodOrOptions: string | FallbackDecoratorOptions): MethodDecorator {
+  const options = typeof methodOrOptions === 'string' ? { method: methodOrOptions } : methodOrOptions;
+  return recordResilienceSection('Fallback', 'fallback', options);
+}
+
+/**
+ * Runs the method (or, on a class, every handler the `ResilienceInterceptor` sees) through a whole
+ * named pipeline.
+ *
+ * @publicApi
+ */
+export function UseResiliencePipeline(name: string): MethodDecorator & ClassDecorator {
+  const setMetadata = SetMetadata(RESILIENCE_PIPELINE_METADATA, name);
+  return ((target: object, key?: string | symbol, descriptor?: PropertyDescriptor) => {
+    if (key === undefined || descriptor === undefined) {
+      setMetadata(target as never);
+      return;
+    }
+    return recordResilienceSection('UseResiliencePipeline', 'pipeline', { name })(target, key, descriptor);
+  }) as MethodDecorator & ClassDecorator;
+}

@@ -1,0 +1,20 @@
+export { ResilienceModule, InjectCircuitBreakerStateStore } from './resilience.module.js';
+export type { ResilienceModuleOptions } from './resilience-module-options.interface.js';
+export { RESILIENCE_MODULE_OPTIONS } from './resilience.module-definition.js';
+export { CIRCUIT_BREAKER_STATE_STORE, RESILIENCE_TIME_PROVIDER } from './resilience.constants.js';
+export {
+  Retry,
+  CircuitBreaker,
+  Fallback,
+  Timeout,
+  UseResiliencePipeline,
+  type FallbackDecoratorOptions,
+} from './decorators/resilience.decorators.js';
+export { RESILIENCE_DECORATOR_ORDER, type ResilienceSection } from './decorators/resilience-method.metadata.js';
+export { ResilienceInterceptor } from './resilience.interceptor.js';
+export {
+  ResilienceExceptionFilter,
+  toResilienceHttpError,
+  type ResilienceHttpError,
+} from './resilience-exception.filter.js';
+export { currentResilienceContext } from './resilience-context.storage.js';

@@ -1,0 +1,89 @@
+import { Catch, HttpStatus, Inject, Optional, type ArgumentsHost } from '@nestjs/common';
+import { BaseExceptionFilter, HttpAdapterHost } from '@nestjs/core';
+import {
+  BrokenCircuitError,
+  isBrokenCircuitError,
+  isIsolatedCircuitError,
+  isRateLimiterRejectedError,
+  isTimeoutRejectedError,
+  IsolatedCircuitError,
+  RateLimiterRejectedError,
+  TimeoutRejectedError,
+} from '../core/internal.js';
+import { RESILIENCE_MODULE_OPTIONS } from './resilience.module-definition.js';
+import type { ResilienceModuleOptions } from './resilience-module-options.interface.js';
+
+/** The HTTP answer for a resilience rejection. @publicApi */
+export interface ResilienceHttpError {
+  readonly status: number;
+  readonly error: string;
+  /** Seconds for the `Retry-After` header, when known. */
+  readonly retryAfterSeconds: number | undefined;
+}
+
+/**
+ * How the engine's rejections map to HTTP: an open or isolated circuit → 503, a rate limiter → 429 (both
+ * with `Retry-After` in whole seconds, rounded up, when known), a timeout → 504. Anything else:
+ * `undefined`.
+ *
+ * @publicApi
+ */
+export function toResilienceHttpError(error: unknown): ResilienceHttpError | undefined {
+  const retryAfterSeconds = (ms: number | undefined) =>
+    ms === undefined ? undefined : Math.max(1, Math.ceil(ms / 1_000));
+  if (isBrokenCircuitError(error)) {
+    return {
+      status: HttpStatus.SERVICE_UNAVAILABLE,
+      error: 'Service Unavailable',
+      retryAfterSeconds: retryAfterSeconds(error.retryAfter),
+    };
+  }
+  if (isIsolatedCircuitError(error)) {
+    return { status: HttpStatus.SERVICE_UNAVAILABLE, error: 'Service Unavailable', retryAfterSeconds: undefined };
+  }
+  if (isRateLimiterRejectedError(error)) {
+    return {
+      status: HttpStatus.TOO_MANY_REQUESTS,
+      error: 'Too Many Requests',
+      retryAfterSeconds: retryAfterSeconds(error.retryAfter),
+    };
+  }
+  if (isTimeoutRejectedError(error)) {
+    return { status: HttpStatus.GATEWAY_TIMEOUT, error: 'Gateway Timeout', retryAfterSeconds: undefined };
+  }
+  return undefined;
+}
+
+/**
+ * Answers resilience rejections with the right HTTP status and `Retry-After` (see
+ * `toResilienceHttpError`), on Express and Fastify alike. Registered globally by `ResilienceModule`
+ * unless `httpErrorMapping: false`; other errors go on to Nest's own handling.
+ *
+ * @publicApi
+ */
+@Catch(BrokenCircuitError, IsolatedCircuitError, RateLimiterRejectedError, TimeoutRejectedError)
+export class ResilienceExceptionFilter extends BaseExceptionFilter {
+  constructor(
+    private readonly adapterHost: HttpAdapterHost,
+    @Optional() @Inject(RESILIENCE_MODULE_OPTIONS) private readonly options?: ResilienceModuleOptions,
+  ) {
+    super(adapterHost.httpAdapter);
+  }
+
+  override catch(exception: unknown, host: ArgumentsHost): void {
+    const mapped = this.options?.httpErrorMapping === false ? undefined : toResilienceHttpError(exception);
+    const adapter = this.adapterHost.httpAdapter;
+    if (!mapped || host.getType() !== 'http' || !adapter) {
+      super.catch(exception, host);
+      return;
+    }
+    const response = host.switchToHttp().getResponse<unknown>();
+    if (mapped.retryAfterSeconds !== undefined)
+      adapter.setHeader(response, 'Retry-After', String(mapped.retryAfterSeconds));
+    adapter.reply(
+      response,
+      { statusCode: mapped.status, error: mapped.error, message: (exception as Error).message },
+      mapped.status,
+    );
+  }
+}

@@ -1,0 +1,10 @@
+/** Metadata key of a decorated method's resilience specification (set on the method's wrapper). @internal */
+export const RESILIENCE_METHOD_METADATA = Symbol.for('nest-resilience:method');
+/** Metadata key of `@UseResiliencePipeline` on a class or handler (read by the interceptor). @internal */
+export const RESILIENCE_PIPELINE_METADATA = 'nest-resilience:pipeline';
+/** Where an instance (or, for request-scoped classes, a prototype) keeps its methods' pipelines. @internal */
+export const RESILIENCE_BINDINGS = Symbol.for('nest-resilience:bindings');
+/** DI token of the circuit-breaker state store the module uses. @publicApi */
+export const CIRCUIT_BREAKER_STATE_STORE = Symbol.for('nest-resilience:CircuitBreakerStateStore');
+/** DI token of the module's `TimeProvider`. @publicApi */
+export const RESILIENCE_TIME_PROVIDER = Symbol.for('nest-resilience:TimeProvider');
