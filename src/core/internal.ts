@@ -8,3 +8,4 @@ export * from './index.js';
 export { applyPipelineConfig } from './registry/pipeline-config.builder.js';
 export { abortReason } from './time/time.provider.js';
 export { isThenable } from './utils/is-thenable.util.js';
+export { CancellationScope } from './context/cancellation.scope.js';

@@ -12,13 +12,13 @@ import {
 import type { FallbackDecoratorOptions, SectionSpec } from './decorators/resilience.decorators.js';
 import {
   RESILIENCE_DECORATOR_ORDER,
-  type RequestLink,
   type ResilienceMethodBinding,
   type ResilienceMethodMetadata,
 } from './decorators/resilience-method.metadata.js';
 import { collectObservable, isObservable } from './observable.util.js';
 import { Observable } from 'rxjs';
 import { runInResilienceContext } from './resilience-context.storage.js';
+import { ResponseCancellationScope } from './response-cancellation.scope.js';
 
 interface Invocation {
   readonly self: unknown;
@@ -202,8 +202,9 @@ function createBinding(
       return isObservable(result) ? collectObservable(result, ctx.signal) : result;
     });
 
-  const run = (self: unknown, args: unknown[], signal: AbortSignal | undefined): Promise<unknown> => {
-    const context = new ResilienceContext({ operationKey, signal });
+  const run = (self: unknown, args: unknown[], scope: ResponseCancellationScope | undefined): Promise<unknown> => {
+    const context = new ResilienceContext({ operationKey });
+    if (scope) context._scope = scope;
     if (needsInvocation) context.properties.set(INVOCATION, { self, args });
     return pipeline.execute(attempt(self, args), context);
   };
@@ -212,41 +213,27 @@ function createBinding(
     return {
       invoke: (self, args, link) =>
         new Observable<unknown>((subscriber) => {
-          const controller = new AbortController();
-          const release = linkResponse(link, controller);
-          run(self, args, controller.signal).then(
+          const scope = new ResponseCancellationScope(link?.response);
+          let settled = false;
+          run(self, args, scope).then(
             (values) => {
-              release();
+              settled = true;
               for (const value of values as unknown[]) subscriber.next(value);
               subscriber.complete();
             },
             (error: unknown) => {
-              release();
+              settled = true;
               subscriber.error(error);
             },
           );
-          return () => controller.abort(new DOMException('The subscriber unsubscribed.', 'AbortError'));
+          return () => {
+            if (!settled) scope.abort(new DOMException('The subscriber unsubscribed.', 'AbortError'));
+          };
         }),
     };
   }
   return {
-    invoke: (self, args, link) => {
-      if (!link?.response) return run(self, args, undefined);
-      const controller = new AbortController();
-      const release = linkResponse(link, controller);
-      return run(self, args, controller.signal).finally(release);
-    },
+    invoke: (self, args, link) =>
+      run(self, args, link?.response ? new ResponseCancellationScope(link.response) : undefined),
   };
-}
-
-/** Aborts `controller` when the client closes the connection before the response is written. */
-function linkResponse(link: RequestLink | undefined, controller: AbortController): () => void {
-  const response = link?.response;
-  if (!response) return () => undefined;
-  const onClose = (): void => {
-    if (!response.writableFinished)
-      controller.abort(new DOMException('The client closed the connection.', 'AbortError'));
-  };
-  response.once('close', onClose);
-  return () => response.removeListener('close', onClose);
 }

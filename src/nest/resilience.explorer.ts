@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
 import { Observable } from 'rxjs';
@@ -10,6 +10,9 @@ import {
 } from './decorators/resilience-method.metadata.js';
 import { planMethodPipeline } from './method-pipeline.factory.js';
 import { RESILIENCE_BINDINGS } from './resilience.constants.js';
+import { enableAsyncContextPropagation } from './resilience-context.storage.js';
+import { RESILIENCE_MODULE_OPTIONS } from './resilience.module-definition.js';
+import type { ResilienceModuleOptions } from './resilience-module-options.interface.js';
 
 type Bindings = Map<ResilienceMethodMetadata, ResilienceMethodBinding>;
 
@@ -30,9 +33,11 @@ export class ResilienceExplorer implements OnModuleInit, OnApplicationShutdown {
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
     @Inject(ResiliencePipelineRegistry) private readonly registry: ResiliencePipelineRegistry,
+    @Optional() @Inject(RESILIENCE_MODULE_OPTIONS) private readonly options?: ResilienceModuleOptions,
   ) {}
 
   onModuleInit(): void {
+    if (this.options?.asyncContextPropagation) enableAsyncContextPropagation();
     const v = new OptionsValidator('');
     const seen = new Set<object>();
     for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {

@@ -7,16 +7,14 @@ import {
   type NestInterceptor,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { Observable } from 'rxjs';
+import { Observable, type Subscription } from 'rxjs';
 import { ResilienceContext, ResiliencePipelineRegistry, type ResiliencePipeline } from '../core/internal.js';
 import { getResilienceMethodMetadata } from './decorators/resilience-method.metadata.js';
-import { collectObservable } from './observable.util.js';
 import { RESILIENCE_MODULE_OPTIONS } from './resilience.module-definition.js';
 import type { ResilienceModuleOptions } from './resilience-module-options.interface.js';
 import { RESILIENCE_PIPELINE_METADATA } from './resilience.constants.js';
 import { runInResilienceContext } from './resilience-context.storage.js';
-
-type RawResponse = NodeJS.EventEmitter & { writableFinished?: boolean };
+import { ResponseCancellationScope, type RawResponse } from './response-cancellation.scope.js';
 
 /**
  * Runs whole handlers through a named pipeline: the one named by `@UseResiliencePipeline` on the handler
@@ -29,7 +27,7 @@ type RawResponse = NodeJS.EventEmitter & { writableFinished?: boolean };
  */
 @Injectable()
 export class ResilienceInterceptor implements NestInterceptor {
-  private readonly cache = new WeakMap<object, ResiliencePipeline<unknown> | null>();
+  private readonly cache = new WeakMap<object, HandlerPlan | null>();
 
   constructor(
     private readonly reflector: Reflector,
@@ -38,56 +36,76 @@ export class ResilienceInterceptor implements NestInterceptor {
   ) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const pipeline = this.pipelineFor(context);
-    if (!pipeline) return next.handle();
+    const plan = this.planFor(context);
+    if (!plan) return next.handle();
+    const { pipeline, operationKey } = plan;
     const response =
       context.getType() === 'http'
         ? context.switchToHttp().getResponse<{ raw?: RawResponse } & RawResponse>()
         : undefined;
     const raw = response?.raw ?? response;
-    const operationKey = `${context.getClass().name}.${context.getHandler().name}`;
     return new Observable<unknown>((subscriber) => {
-      const controller = new AbortController();
-      const onClose = (): void => {
-        if (!raw?.writableFinished)
-          controller.abort(new DOMException('The client closed the connection.', 'AbortError'));
+      const scope = new ResponseCancellationScope(raw);
+      const resilienceContext = new ResilienceContext({ operationKey });
+      resilienceContext._scope = scope;
+      let attempt: Subscription | undefined;
+      let settled = false;
+      // Each attempt subscribes to the handler anew. No abort listener is needed: strategies read the
+      // scope (which sees a closed connection), and an unsubscribe ends the running attempt directly.
+      const runAttempt = (ctx: ResilienceContext) =>
+        new Promise<unknown[]>((resolve, reject) => {
+          const values: unknown[] = [];
+          runInResilienceContext(ctx, () => {
+            attempt = next.handle().subscribe({
+              next: (value) => values.push(value),
+              error: reject,
+              complete: () => resolve(values),
+            });
+          });
+        });
+      pipeline.execute(runAttempt, resilienceContext).then(
+        (values) => {
+          settled = true;
+          for (const value of values) subscriber.next(value);
+          subscriber.complete();
+        },
+        (error: unknown) => {
+          settled = true;
+          subscriber.error(error);
+        },
+      );
+      return () => {
+        if (settled) return; // the normal end: nothing to cancel
+        scope.abort(new DOMException('The subscriber unsubscribed.', 'AbortError'));
+        attempt?.unsubscribe();
       };
-      raw?.once('close', onClose);
-      const resilienceContext = new ResilienceContext({ operationKey, signal: controller.signal });
-      pipeline
-        .execute(
-          (ctx) => runInResilienceContext(ctx, () => collectObservable(next.handle(), ctx.signal)),
-          resilienceContext,
-        )
-        .then(
-          (values) => {
-            raw?.removeListener('close', onClose);
-            for (const value of values) subscriber.next(value);
-            subscriber.complete();
-          },
-          (error: unknown) => {
-            raw?.removeListener('close', onClose);
-            subscriber.error(error);
-          },
-        );
-      return () => controller.abort(new DOMException('The subscriber unsubscribed.', 'AbortError'));
     });
   }
 
-  private pipelineFor(context: ExecutionContext): ResiliencePipeline<unknown> | undefined {
+  private planFor(context: ExecutionContext): HandlerPlan | undefined {
     const handler = context.getHandler();
     const cached = this.cache.get(handler);
     if (cached !== undefined) return cached ?? undefined;
-    let pipeline: ResiliencePipeline<unknown> | null = null;
+    let plan: HandlerPlan | null = null;
     if (!getResilienceMethodMetadata(handler)) {
       const name =
         this.reflector.getAllAndOverride<string | undefined>(RESILIENCE_PIPELINE_METADATA, [
           handler,
           context.getClass(),
         ]) ?? this.options?.defaultInterceptorPipeline;
-      if (name !== undefined) pipeline = this.registry.getPipeline(name);
+      if (name !== undefined) {
+        plan = {
+          pipeline: this.registry.getPipeline(name),
+          operationKey: `${context.getClass().name}.${handler.name}`,
+        };
+      }
     }
-    this.cache.set(handler, pipeline);
-    return pipeline ?? undefined;
+    this.cache.set(handler, plan);
+    return plan ?? undefined;
   }
+}
+
+interface HandlerPlan {
+  readonly pipeline: ResiliencePipeline<unknown>;
+  readonly operationKey: string;
 }

@@ -107,6 +107,8 @@ export class LinkedCancellationScope extends CancellationScope {
       this.abort(this.parent.reason);
     } else if (this.parent.canAbort) {
       this.parentSignal = this.parent.signal;
+      // Many concurrent executions may share one caller signal, each linking to it while it runs.
+      setMaxListeners(0, this.parentSignal);
       this.parentSignal.addEventListener('abort', this.onParentAbort, { once: true });
     }
     return controller.signal;

@@ -54,8 +54,15 @@ export class ResiliencePipeline<T = unknown> {
     callback: ResilienceCallback<R>,
     context?: ResilienceContext | ResilienceContextOptions,
   ): Promise<R> {
-    if (this.telemetry || context instanceof ResilienceContext) return this.executeWithContext(callback, context);
-    const ctx = new ResilienceContext(context);
+    let ctx: ResilienceContext;
+    if (context instanceof ResilienceContext) {
+      // A context already in use (a nested call) gets its callback restored afterwards: the slower path.
+      if (this.telemetry || context._callback !== undefined) return this.executeWithContext(callback, context);
+      ctx = context;
+    } else {
+      if (this.telemetry) return this.executeWithContext(callback, context);
+      ctx = new ResilienceContext(context);
+    }
     ctx._callback = callback;
     try {
       return this.head(ctx) as Promise<R>;

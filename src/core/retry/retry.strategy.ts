@@ -62,47 +62,51 @@ export class RetryStrategy<T> implements ResilienceStrategy<T> {
     const timed = this.telemetry.enabled || this.options.onRetry !== undefined;
     let attempt = 0;
     let pending = firstOutcome;
-    for (;;) {
-      context.attemptNumber = attempt;
-      const started = timed ? this.time.now() : 0;
-      const outcome = pending ?? (await settle(next(context)));
-      pending = undefined;
-      const duration = timed ? this.time.now() - started : 0;
+    try {
+      for (;;) {
+        context.attemptNumber = attempt;
+        const started = timed ? this.time.now() : 0;
+        const outcome = pending ?? (await settle(next(context)));
+        pending = undefined;
+        const duration = timed ? this.time.now() - started : 0;
 
-      const handled = await this.isHandled(outcome, context, attempt);
-      if (this.telemetry.enabled) {
-        this.telemetry.report('ExecutionAttempt', handled ? 'warning' : 'information', context, {
-          outcome,
-          attemptNumber: attempt,
-          duration,
-          handled,
-        });
-      }
-      if (!handled) return unwrapOutcome(outcome);
-      if (attempt >= this.maxRetryAttempts) return this.giveUp(outcome, context, attempt, 'max-attempts');
+        const handled = await this.isHandled(outcome, context, attempt);
+        if (this.telemetry.enabled) {
+          this.telemetry.report('ExecutionAttempt', handled ? 'warning' : 'information', context, {
+            outcome,
+            attemptNumber: attempt,
+            duration,
+            handled,
+          });
+        }
+        if (!handled) return unwrapOutcome(outcome);
+        if (attempt >= this.maxRetryAttempts) return this.giveUp(outcome, context, attempt, 'max-attempts');
 
-      const args: RetryPredicateArguments<T> = { outcome, context, attemptNumber: attempt };
-      const delay = await this.nextDelay(args, backoffState);
-      if (delay > 0 && this.time.now() + delay > context._deadline) {
-        // Waiting would outlive the enclosing timeout: give the caller the real failure now.
-        return this.giveUp(outcome, context, attempt, 'deadline');
-      }
+        const args: RetryPredicateArguments<T> = { outcome, context, attemptNumber: attempt };
+        const delay = await this.nextDelay(args, backoffState);
+        if (delay > 0 && this.time.now() + delay > context._deadline) {
+          // Waiting would outlive the enclosing timeout: give the caller the real failure now.
+          return this.giveUp(outcome, context, attempt, 'deadline');
+        }
 
-      if (this.options.onRetry) await this.options.onRetry({ ...args, retryDelay: delay, duration });
-      if (this.telemetry.enabled) {
-        this.telemetry.report('OnRetry', 'warning', context, {
-          outcome,
-          attemptNumber: attempt,
-          retryDelay: delay,
-          duration,
-        });
+        if (this.options.onRetry) await this.options.onRetry({ ...args, retryDelay: delay, duration });
+        if (this.telemetry.enabled) {
+          this.telemetry.report('OnRetry', 'warning', context, {
+            outcome,
+            attemptNumber: attempt,
+            retryDelay: delay,
+            duration,
+          });
+        }
+        if (delay > 0) {
+          await this.time.delay(delay, context.signal);
+        } else if (context.isCancellationRequested) {
+          throw context._scope.reason;
+        }
+        attempt++;
       }
-      if (delay > 0) {
-        await this.time.delay(delay, context.signal);
-      } else if (context.isCancellationRequested) {
-        throw context._scope.reason;
-      }
-      attempt++;
+    } finally {
+      context.attemptNumber = 0;
     }
   }
 

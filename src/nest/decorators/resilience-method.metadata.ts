@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
 import { RESILIENCE_BINDINGS, RESILIENCE_METHOD_METADATA } from '../resilience.constants.js';
+import type { RawResponse } from '../response-cancellation.scope.js';
 
 /** The parts a method's pipeline is made of, one per decorator. @publicApi */
 export type ResilienceSection = 'fallback' | 'pipeline' | 'retry' | 'circuitBreaker' | 'timeout';
@@ -44,7 +45,7 @@ export interface ResilienceMethodBinding {
  * @internal
  */
 export class RequestLink {
-  constructor(readonly response: (NodeJS.EventEmitter & { writableFinished?: boolean }) | undefined) {}
+  constructor(readonly response: RawResponse | undefined) {}
 }
 
 const RequestLinkParam = createParamDecorator((_data: unknown, ctx: ExecutionContext) => {
