@@ -4,13 +4,20 @@ import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module.js';
 
 async function bootstrap(): Promise<void> {
-  const app = await NestFactory.create(AppModule);
+  // LOG_LEVEL=debug also shows the pipeline ResilienceModule composed for each decorated method.
+  const debug = process.env.LOG_LEVEL === 'debug';
+  const app = await NestFactory.create(AppModule, {
+    logger: debug ? ['error', 'warn', 'log', 'debug'] : ['error', 'warn', 'log'],
+  });
   app.enableShutdownHooks();
   const port = Number(process.env.PORT ?? 3000);
   const host = process.env.HOST ?? '127.0.0.1';
   await app.listen(port, host);
   const url = await app.getUrl();
-  Logger.log(`Sample app on ${url} — try ${url}/weather/lisbon and ${url}/weather/atlantis`, 'Bootstrap');
+  Logger.log(
+    `Sample app on ${url} — try ${url}/weather/lisbon, ${url}/weather/atlantis, ${url}/weather/atlantis/strict, ${url}/upstream/status`,
+    'Bootstrap',
+  );
 }
 
 void bootstrap();

@@ -1,7 +1,6 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
-import { ResiliencePipelineBuilder, type ResiliencePipeline } from '../../src/index.js';
+import { Injectable, Logger } from '@nestjs/common';
+import { CircuitBreaker, currentResilienceContext, Fallback, Retry, Timeout } from '../../src/index.js';
 import { FlakyUpstreamServer } from '../upstream/flaky-upstream.server.js';
-import { WEATHER_OPTIONS, type WeatherOptions } from './weather.options.js';
 
 export interface Forecast {
   readonly city: string;
@@ -11,56 +10,53 @@ export interface Forecast {
   readonly source: 'live' | 'fallback';
 }
 
-class UpstreamError extends Error {
+/** A non-2xx answer of the upstream; its `status` lets the `http-transient` predicate classify it. */
+export class UpstreamError extends Error {
   constructor(readonly status: number) {
     super(`upstream answered ${status}`);
     this.name = 'UpstreamError';
   }
 }
 
-/** Calls the flaky upstream through fallback → retry → timeout, logging every retry and fallback. */
+/**
+ * Calls the flaky upstream through the "weather" pipeline of the configuration: Fallback → Retry →
+ * CircuitBreaker → Timeout, one circuit for every method that names it.
+ */
 @Injectable()
 export class WeatherService {
   private readonly logger = new Logger(WeatherService.name);
-  private readonly pipeline: ResiliencePipeline<Forecast>;
 
-  constructor(
-    private readonly upstream: FlakyUpstreamServer,
-    @Inject(WEATHER_OPTIONS) options: WeatherOptions,
-  ) {
-    this.pipeline = new ResiliencePipelineBuilder<Forecast>({ name: 'weather' })
-      .addFallback({
-        fallbackAction: ({ context }) => ({
-          city: context.operationKey ?? 'unknown',
-          temperature: null,
-          sky: 'unknown',
-          source: 'fallback',
-        }),
-        onFallback: ({ outcome }) =>
-          this.logger.warn(`fallback used: ${outcome.ok ? 'unexpected result' : String(outcome.error)}`),
-      })
-      .addRetry({
-        maxRetryAttempts: options.maxRetryAttempts,
-        backoffType: 'exponential',
-        delay: options.retryDelay,
-        onRetry: ({ attemptNumber, retryDelay, outcome }) =>
-          this.logger.log(
-            `retry ${attemptNumber + 1} in ${retryDelay} ms after ${outcome.ok ? 'a bad result' : String(outcome.error)}`,
-          ),
-      })
-      .addTimeout(options.attemptTimeout)
-      .build();
+  constructor(private readonly upstream: FlakyUpstreamServer) {}
+
+  @Fallback('unknownForecast')
+  @Retry('weather')
+  @CircuitBreaker('weather')
+  @Timeout('weather')
+  forecast(city: string): Promise<Forecast> {
+    return this.fetchForecast(city);
   }
 
-  forecast(city: string): Promise<Forecast> {
-    return this.pipeline.execute(
-      async ({ signal }) => {
-        const response = await fetch(`${this.upstream.baseUrl}/forecast/${encodeURIComponent(city)}`, { signal });
-        if (!response.ok) throw new UpstreamError(response.status);
-        const body = (await response.json()) as Omit<Forecast, 'source'>;
-        return { ...body, source: 'live' };
-      },
-      { operationKey: city },
-    );
+  /** The same call without a fallback: an open circuit reaches the client as 503 with Retry-After. */
+  @Retry('weather')
+  @CircuitBreaker('weather')
+  @Timeout('weather')
+  strictForecast(city: string): Promise<Forecast> {
+    return this.fetchForecast(city);
+  }
+
+  unknownForecast(city: string, error: unknown): Forecast {
+    this.logger.warn(`fallback for ${city}: ${String(error)}`);
+    return { city, temperature: null, sky: 'unknown', source: 'fallback' };
+  }
+
+  private async fetchForecast(city: string): Promise<Forecast> {
+    const attempt = currentResilienceContext(); // read before the first await
+    if (attempt && attempt.attemptNumber > 0) this.logger.log(`retry ${attempt.attemptNumber} for ${city}`);
+    const response = await fetch(`${this.upstream.baseUrl}/forecast/${encodeURIComponent(city)}`, {
+      signal: attempt?.signal,
+    });
+    if (!response.ok) throw new UpstreamError(response.status);
+    const body = (await response.json()) as Omit<Forecast, 'source'>;
+    return { ...body, source: 'live' };
   }
 }

@@ -5,17 +5,22 @@ import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import type { App } from 'supertest/types.js';
 import { AppModule } from '../../sample-app/app.module.js';
+import { SAMPLE_CONFIG, sampleConfigFromEnv } from '../../sample-app/config/sample.config.js';
 import { FlakyUpstreamServer } from '../../sample-app/upstream/flaky-upstream.server.js';
-import { WEATHER_OPTIONS } from '../../sample-app/weather/weather.options.js';
 
-describe('sample app: weather through fallback → retry → timeout', () => {
+describe('sample app: the weather pipeline from configuration', () => {
   let app: INestApplication<App>;
   let upstream: FlakyUpstreamServer;
 
   beforeAll(async () => {
     const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
-      .overrideProvider(WEATHER_OPTIONS)
-      .useValue({ maxRetryAttempts: 3, retryDelay: 0, attemptTimeout: 5_000 })
+      .overrideProvider(SAMPLE_CONFIG)
+      .useValue({
+        ...sampleConfigFromEnv({}),
+        weatherRetryDelay: 0,
+        weatherFailureThreshold: 6,
+        weatherBreakDuration: 60_000,
+      })
       .compile();
     app = moduleRef.createNestApplication({ logger: false });
     await app.init();
@@ -33,10 +38,32 @@ describe('sample app: weather through fallback → retry → timeout', () => {
     expect(upstream.requestCount - before).toBe(3);
   });
 
+  it('runs a whole controller through the interceptor pipeline', async () => {
+    const res = await request(app.getHttpServer()).get('/upstream/status').expect(200);
+    expect(res.body.status).toBe('reachable');
+  });
+
   it('falls back after the last retry fails', async () => {
     const before = upstream.requestCount;
     const res = await request(app.getHttpServer()).get('/weather/atlantis').expect(200);
     expect(res.body).toEqual({ city: 'atlantis', temperature: null, sky: 'unknown', source: 'fallback' });
     expect(upstream.requestCount - before).toBe(4);
+  });
+
+  it('opens the shared circuit: the strict route answers 503 with Retry-After, without calling the upstream', async () => {
+    // 4 failures above + 2 here reach the threshold of 6 in a row: the circuit opens during this request,
+    // its next retry is rejected by the open circuit (not retried), and the client gets 503.
+    let before = upstream.requestCount;
+    await request(app.getHttpServer()).get('/weather/atlantis/strict').expect(503);
+    expect(upstream.requestCount - before).toBe(2);
+    before = upstream.requestCount;
+    const res = await request(app.getHttpServer()).get('/weather/lisbon/strict').expect(503);
+    expect(res.headers['retry-after']).toBe('60');
+    expect(upstream.requestCount).toBe(before);
+    // The route with a fallback still answers, from the fallback.
+    await request(app.getHttpServer())
+      .get('/weather/lisbon')
+      .expect(200)
+      .expect((r) => expect(r.body.source).toBe('fallback'));
   });
 });
