@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { replaceReadmeSection } from './readme.util.js';
 import os from 'node:os';
 import { circuitBreakerCases } from './circuit-breaker.bench.js';
 import { coreCases } from './core.bench.js';
@@ -25,14 +25,7 @@ async function main(): Promise<void> {
   const header = `Node ${process.version}, ${os.cpus().length} × ${cpu}, ${os.platform()} ${os.arch()}`;
   const table = formatTable(results, 'bare await fn()');
   console.log(`${header}\n\n${table}`);
-  if (updateReadme) {
-    const readme = readFileSync('README.md', 'utf8');
-    const updated = readme.replace(
-      /<!-- bench:start -->[\s\S]*<!-- bench:end -->/,
-      `<!-- bench:start -->\n${table}\n<!-- bench:end -->`,
-    );
-    writeFileSync('README.md', updated);
-  }
+  if (updateReadme) replaceReadmeSection('bench', `${header}\n\n${table}`);
 }
 
 void main();

@@ -1,6 +1,7 @@
 import autocannon from 'autocannon';
 import { fork, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
+import { replaceReadmeSection } from '../readme.util.js';
 import { fileURLToPath } from 'node:url';
 
 /**
@@ -54,19 +55,25 @@ async function main(): Promise<void> {
     const rps = (path: string) => median(samples.get(path)!.map((s) => s.rps));
     const cpu = (path: string) => median(samples.get(path)!.map((s) => s.cpuPerRequest));
     const pct = (x: number) => `${(x * 100).toFixed(0)} %`;
-    console.log(
-      `Node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'CPU'}; autocannon, 10 connections, median of ${ROUNDS} × ${DURATION} s per route\n`,
-    );
-    console.log(
+    const lines = [
+      `Node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'CPU'}; autocannon, 10 connections, median of ${ROUNDS} × ${DURATION} s per route`,
+      '',
       '| route | requests/s | throughput vs bare | vs no-op interceptor | server CPU µs/request | capacity vs bare (CPU) | vs no-op interceptor (CPU) |',
-    );
-    console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
-    for (const route of ROUTES) {
-      const p = route.path;
-      console.log(
-        `| ${route.name} | ${rps(p).toFixed(0)} | ${pct(rps(p) / rps('/bare'))} | ${pct(rps(p) / rps('/noop-interceptor'))} | ${cpu(p).toFixed(0)} | ${pct(cpu('/bare') / cpu(p))} | ${pct(cpu('/noop-interceptor') / cpu(p))} |`,
-      );
-    }
+      '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
+      ...ROUTES.map(({ path: p, name }) =>
+        [
+          name,
+          rps(p).toFixed(0),
+          pct(rps(p) / rps('/bare')),
+          pct(rps(p) / rps('/noop-interceptor')),
+          cpu(p).toFixed(0),
+          pct(cpu('/bare') / cpu(p)),
+          pct(cpu('/noop-interceptor') / cpu(p)),
+        ].join(' | '),
+      ).map((row) => `| ${row} |`),
+    ];
+    console.log(lines.join('\n'));
+    if (process.argv.includes('--update-readme')) replaceReadmeSection('bench-http', lines.join('\n'));
   } finally {
     server.send('stop');
   }
