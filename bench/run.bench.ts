@@ -2,6 +2,7 @@ import { replaceReadmeSection } from './readme.util.js';
 import os from 'node:os';
 import { circuitBreakerCases } from './circuit-breaker.bench.js';
 import { coreCases } from './core.bench.js';
+import { limitCases } from './limits.bench.js';
 import { formatTable, measureGroup, type BenchCase, type BenchResult } from './bench.harness.js';
 
 /**
@@ -12,7 +13,7 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const updateReadme = args.includes('--update-readme');
   const filter = args.find((a) => !a.startsWith('--'));
-  const all: BenchCase[] = [...coreCases(), ...(await circuitBreakerCases())];
+  const all: BenchCase[] = [...coreCases(), ...(await circuitBreakerCases()), ...limitCases()];
   const cases = all.filter((c) => !filter || c.group.includes(filter));
   const groups = [...new Set(cases.map((c) => c.group))];
   const results: BenchResult[] = [];

@@ -73,6 +73,8 @@ export {
   type RetryDelayGeneratorArguments,
   type RetryPredicateArguments,
   type RetryStrategyOptions,
+  RetryBudget,
+  type RetryBudgetOptions,
 } from './retry/index.js';
 export {
   DEFAULT_TIMEOUT,
@@ -92,3 +94,6 @@ export {
   isTransientHttpStatus,
   parseRetryAfter,
 } from './http/http.predicates.js';
+export * from './rate-limiter/index.js';
+export * from './hedging/index.js';
+export * from './chaos/index.js';

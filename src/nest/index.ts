@@ -8,6 +8,10 @@ export {
   Fallback,
   Timeout,
   UseResiliencePipeline,
+  RateLimit,
+  ConcurrencyLimit,
+  Bulkhead,
+  Hedging,
   type FallbackDecoratorOptions,
 } from './decorators/resilience.decorators.js';
 export { RESILIENCE_DECORATOR_ORDER, type ResilienceSection } from './decorators/resilience-method.metadata.js';

@@ -30,6 +30,9 @@ const INVOCATION = new ResiliencePropertyKey<Invocation>('nest-resilience.invoca
 const DECORATOR_NAMES = {
   fallback: 'Fallback',
   pipeline: 'UseResiliencePipeline',
+  rateLimiter: 'RateLimit',
+  concurrencyLimiter: 'ConcurrencyLimit',
+  hedging: 'Hedging',
   retry: 'Retry',
   circuitBreaker: 'CircuitBreaker',
   timeout: 'Timeout',
@@ -164,6 +167,10 @@ export function planMethodPipeline(
             predicates: registry.predicates,
             stateStore: registry.stateStore,
             circuitControl: 'name' in sectionSpec ? registry.circuitControl(sectionSpec.name) : undefined,
+            sharedLimiter:
+              'name' in sectionSpec
+                ? (limitSection, options) => registry.sharedLimiter(sectionSpec.name, undefined, limitSection, options)
+                : undefined,
           },
           issues,
         );

@@ -29,7 +29,7 @@ export class ResilienceContext {
   /** @internal The cancellation scope the current strategy runs under. */
   _scope: CancellationScope;
   /** @internal The user's callback, read by the innermost component. */
-  _callback: ResilienceCallback<unknown> | undefined;
+  _callback: ResilienceCallback<unknown> | undefined = undefined;
   /** @internal The time (per the pipeline's clock) by which an enclosing timeout ends the call. */
   _deadline = Infinity;
   private bag: ResilienceProperties | undefined;

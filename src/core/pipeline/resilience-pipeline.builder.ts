@@ -5,6 +5,26 @@ import {
 } from '../circuit-breaker/circuit-breaker.options.js';
 import { FallbackStrategy } from '../fallback/fallback.strategy.js';
 import { validateFallbackOptions, type FallbackStrategyOptions } from '../fallback/fallback.options.js';
+import {
+  ChaosBehaviorStrategy,
+  ChaosFaultStrategy,
+  ChaosLatencyStrategy,
+  ChaosOutcomeStrategy,
+} from '../chaos/chaos.strategies.js';
+import {
+  validateChaosBehaviorOptions,
+  validateChaosFaultOptions,
+  validateChaosLatencyOptions,
+  validateChaosOutcomeOptions,
+  type ChaosBehaviorOptions,
+  type ChaosFaultOptions,
+  type ChaosLatencyOptions,
+  type ChaosOutcomeOptions,
+} from '../chaos/chaos.options.js';
+import { HedgingStrategy } from '../hedging/hedging.strategy.js';
+import { validateHedgingOptions, type HedgingStrategyOptions } from '../hedging/hedging.options.js';
+import { RateLimiterStrategy } from '../rate-limiter/rate-limiter.strategy.js';
+import { validateRateLimiterOptions, type RateLimiterStrategyOptions } from '../rate-limiter/rate-limiter.options.js';
 import { RetryStrategy } from '../retry/retry.strategy.js';
 import { validateRetryOptions, type RetryStrategyOptions } from '../retry/retry.options.js';
 import type { TelemetryListener } from '../telemetry/resilience-event.model.js';
@@ -89,6 +109,42 @@ export const builtInStrategies = {
     validate: (v, o) => validateFallbackOptions(v, o as FallbackStrategyOptions<unknown>),
     create: (o, context) => new FallbackStrategy(o as FallbackStrategyOptions<unknown>, context),
   }),
+  rateLimiter: (options: RateLimiterStrategyOptions): StrategyRegistration<RateLimiterStrategyOptions> => ({
+    type: 'rate-limiter',
+    options,
+    validate: validateRateLimiterOptions,
+    create: (o, context) => new RateLimiterStrategy(o, context),
+  }),
+  hedging: <T>(options: HedgingStrategyOptions<T>): StrategyRegistration<HedgingStrategyOptions<T>> => ({
+    type: 'hedging',
+    options,
+    validate: (v, o) => validateHedgingOptions(v, o as HedgingStrategyOptions<unknown>),
+    create: (o, context) => new HedgingStrategy(o, context),
+  }),
+  chaosFault: (options: ChaosFaultOptions): StrategyRegistration<ChaosFaultOptions> => ({
+    type: 'chaos-fault',
+    options,
+    validate: validateChaosFaultOptions,
+    create: (o, context) => new ChaosFaultStrategy(o, context),
+  }),
+  chaosLatency: (options: ChaosLatencyOptions): StrategyRegistration<ChaosLatencyOptions> => ({
+    type: 'chaos-latency',
+    options,
+    validate: validateChaosLatencyOptions,
+    create: (o, context) => new ChaosLatencyStrategy(o, context),
+  }),
+  chaosOutcome: <T>(options: ChaosOutcomeOptions<T>): StrategyRegistration<ChaosOutcomeOptions<T>> => ({
+    type: 'chaos-outcome',
+    options,
+    validate: (v, o) => validateChaosOutcomeOptions(v, o as ChaosOutcomeOptions<unknown>),
+    create: (o, context) => new ChaosOutcomeStrategy(o, context),
+  }),
+  chaosBehavior: (options: ChaosBehaviorOptions): StrategyRegistration<ChaosBehaviorOptions> => ({
+    type: 'chaos-behavior',
+    options,
+    validate: validateChaosBehaviorOptions,
+    create: (o, context) => new ChaosBehaviorStrategy(o, context),
+  }),
   circuitBreaker: <T>(
     options: CircuitBreakerStrategyOptions<T>,
   ): StrategyRegistration<CircuitBreakerStrategyOptions<T>> => ({
@@ -150,6 +206,65 @@ export class ResiliencePipelineBuilder<T = unknown> {
       create: (o, context) =>
         new CircuitBreakerStrategy(o, context, context.pipelineInstanceName) as ResilienceStrategy<unknown>,
     });
+  }
+
+  /**
+   * Admits calls within rate limits: token bucket, fixed window, sliding window or concurrency, each with
+   * an optional queue; chained (`limits`), partitioned by a key from the context (`partitionKey`), or a
+   * limiter of your own. Rejections throw `RateLimiterRejectedError` with `retryAfter`.
+   */
+  addRateLimiter(options: RateLimiterStrategyOptions = {}): this {
+    return this.addStrategy(builtInStrategies.rateLimiter(options));
+  }
+
+  /** Limits concurrent calls (the bulkhead): `permitLimit` run, `queueLimit` wait in FIFO order. */
+  addConcurrencyLimiter(
+    permitLimitOrOptions:
+      | number
+      | {
+          permitLimit: number;
+          queueLimit?: number;
+          name?: string;
+          onRejected?: RateLimiterStrategyOptions['onRejected'];
+        },
+    queueLimit = 0,
+  ): this {
+    const options =
+      typeof permitLimitOrOptions === 'number'
+        ? { permitLimit: permitLimitOrOptions, queueLimit }
+        : permitLimitOrOptions;
+    return this.addStrategy({
+      ...builtInStrategies.rateLimiter({ kind: 'concurrency', ...options }),
+      type: 'concurrency-limiter',
+    });
+  }
+
+  /**
+   * Races extra attempts against a slow or failing one (Polly `AddHedging`): latency mode (`delay` > 0),
+   * parallel (0) or fallback (< 0).
+   */
+  addHedging(options: HedgingStrategyOptions<T> = {}): this {
+    return this.addStrategy(builtInStrategies.hedging(options));
+  }
+
+  /** Injects faults: throws `fault` instead of calling, for `injectionRate` of the calls (Simmy). */
+  addChaosFault(options: ChaosFaultOptions): this {
+    return this.addStrategy(builtInStrategies.chaosFault(options));
+  }
+
+  /** Injects latency before the call (cancellable). */
+  addChaosLatency(options: ChaosLatencyOptions): this {
+    return this.addStrategy(builtInStrategies.chaosLatency(options));
+  }
+
+  /** Injects an outcome (a value or an error) instead of calling. */
+  addChaosOutcome(options: ChaosOutcomeOptions<T>): this {
+    return this.addStrategy(builtInStrategies.chaosOutcome(options));
+  }
+
+  /** Injects a behaviour (any code) before the call. */
+  addChaosBehavior(options: ChaosBehaviorOptions): this {
+    return this.addStrategy(builtInStrategies.chaosBehavior(options));
   }
 
   /** Replaces handled outcomes with a fallback value or action (Polly `AddFallback`). */

@@ -1,4 +1,9 @@
 export type {
+  ChaosFaultConfig,
+  ChaosLatencyConfig,
+  ConcurrencyLimiterConfig,
+  HedgingConfig,
+  RateLimiterConfig,
   CircuitBreakerConfig,
   FallbackConfig,
   PipelineConfig,

@@ -1,6 +1,8 @@
 import type { CircuitBreakerStateStore } from '../circuit-breaker/circuit-breaker-state-store.interface.js';
 import type { CircuitBreakerManualControl } from '../circuit-breaker/circuit-breaker.manual-control.js';
 import { builtInStrategies, type ResiliencePipelineBuilder } from '../pipeline/resilience-pipeline.builder.js';
+import type { RateLimiter } from '../rate-limiter/rate-limiter.model.js';
+import type { RateLimiterStrategyOptions } from '../rate-limiter/rate-limiter.options.js';
 import type { OptionsValidator } from '../utils/options.validation.js';
 import { PIPELINE_SECTION_ORDER, type PipelineConfig, type StrategyConfig } from './pipeline-config.model.js';
 import type { PredicateRegistry } from './predicate.registry.js';
@@ -11,9 +13,24 @@ export interface PipelineConfigEnvironment {
   readonly stateStore: CircuitBreakerStateStore;
   /** Given to circuit breakers that bring no manual control of their own. */
   readonly circuitControl?: CircuitBreakerManualControl;
+  /** Gives a limit section the limiter it shares with others (per pipeline name and key). */
+  readonly sharedLimiter?: (
+    section: 'rateLimiter' | 'concurrencyLimiter',
+    options: RateLimiterStrategyOptions,
+  ) => RateLimiter;
 }
 
-const STRATEGY_TYPES = ['fallback', 'retry', 'circuitBreaker', 'timeout'] as const;
+const STRATEGY_TYPES = [
+  'fallback',
+  'rateLimiter',
+  'concurrencyLimiter',
+  'hedging',
+  'retry',
+  'circuitBreaker',
+  'timeout',
+  'chaosLatency',
+  'chaosFault',
+] as const;
 
 /**
  * Adds the strategies a `PipelineConfig` describes to a builder, resolving predicate names and giving
@@ -50,7 +67,8 @@ export function applyPipelineConfig(
     const value = config[section];
     if (value === undefined) continue;
     const type = section === 'totalTimeout' ? 'timeout' : section;
-    const entry = typeof value === 'number' ? { type, timeout: value } : { ...value, type };
+    const numberKey = section === 'concurrencyLimiter' ? 'permitLimit' : 'timeout';
+    const entry = (typeof value === 'number' ? { type, [numberKey]: value } : { ...value, type }) as StrategyConfig;
     addStrategy(builder, entry, section, env, v);
   }
 }
@@ -94,5 +112,39 @@ function addStrategy(
     case 'timeout':
       builder.addStrategy({ ...builtInStrategies.timeout(options as never), label });
       break;
+    case 'hedging':
+      builder.addStrategy({ ...builtInStrategies.hedging(options as never), label });
+      break;
+    case 'rateLimiter':
+    case 'concurrencyLimiter': {
+      const limit = (
+        type === 'concurrencyLimiter' ? { ...options, kind: 'concurrency' } : options
+      ) as RateLimiterStrategyOptions;
+      const registration = builtInStrategies.rateLimiter(limit);
+      // Validate the definition as given; share the limiter it describes when the environment can.
+      builder.addStrategy({
+        ...registration,
+        type: type === 'concurrencyLimiter' ? 'concurrency-limiter' : 'rate-limiter',
+        label,
+        create: (o, context) =>
+          registration.create(
+            env.sharedLimiter && !o.limiter
+              ? { name: o.name, onRejected: o.onRejected, limiter: env.sharedLimiter(type, o) }
+              : o,
+            context,
+          ),
+      });
+      break;
+    }
+    case 'chaosLatency':
+      builder.addStrategy({ ...builtInStrategies.chaosLatency(options as never), label });
+      break;
+    case 'chaosFault': {
+      const { message, ...fault } = options as { message?: string; fault?: unknown };
+      const withFault =
+        message !== undefined && fault.fault === undefined ? { ...fault, fault: new Error(message) } : fault;
+      builder.addStrategy({ ...builtInStrategies.chaosFault(withFault as never), label });
+      break;
+    }
   }
 }

@@ -1,4 +1,7 @@
+import type { ChaosFaultOptions, ChaosLatencyOptions } from '../chaos/chaos.options.js';
 import type { CircuitBreakerStrategyOptions } from '../circuit-breaker/circuit-breaker.options.js';
+import type { HedgingStrategyOptions } from '../hedging/hedging.options.js';
+import type { RateLimiterStrategyOptions } from '../rate-limiter/rate-limiter.options.js';
 import type { FallbackStrategyOptions } from '../fallback/fallback.options.js';
 import type { OutcomePredicate } from '../outcome.predicates.js';
 import type { RetryStrategyOptions } from '../retry/retry.options.js';
@@ -24,14 +27,32 @@ export type CircuitBreakerConfig = Omit<CircuitBreakerStrategyOptions<unknown>, 
 export type TimeoutConfig = number | TimeoutStrategyOptions;
 
 /** @publicApi */
+export type RateLimiterConfig = RateLimiterStrategyOptions;
+
+/** Concurrent calls, or the limit with a queue. @publicApi */
+export type ConcurrencyLimiterConfig = number | { permitLimit: number; queueLimit?: number; name?: string };
+
+/** @publicApi */
+export type HedgingConfig = Omit<HedgingStrategyOptions<unknown>, 'shouldHandle'> & {
+  shouldHandle?: PredicateReference;
+};
+
+/** A fault to inject; `message` makes an `Error` with that message. @publicApi */
+export type ChaosFaultConfig = Omit<ChaosFaultOptions, 'fault'> & { fault?: unknown; message?: string };
+
+/** @publicApi */
+export type ChaosLatencyConfig = ChaosLatencyOptions;
+
+/** @publicApi */
 export type FallbackConfig = Omit<FallbackStrategyOptions<unknown>, 'shouldHandle'> & {
   shouldHandle?: PredicateReference;
 };
 
 /**
  * The strategies of a named pipeline as plain data (JSON, YAML, environment config). Sections are
- * composed in a fixed order, outermost first: `fallback` → `totalTimeout` → `retry` → `circuitBreaker` →
- * `timeout` (per attempt). Give `strategies` instead to choose the order yourself.
+ * composed in a fixed order, outermost first: `fallback` → `totalTimeout` → `rateLimiter` →
+ * `concurrencyLimiter` → `hedging` → `retry` → `circuitBreaker` → `timeout` (per attempt) →
+ * `chaosLatency` → `chaosFault`. Give `strategies` instead to choose the order yourself.
  *
  * ```json
  * { "retry": { "maxRetryAttempts": 3, "backoffType": "exponential", "delay": 200, "shouldHandle": "transient-network" },
@@ -45,10 +66,19 @@ export interface PipelineConfig {
   fallback?: FallbackConfig;
   /** A timeout around everything inside it, retries included. */
   totalTimeout?: TimeoutConfig;
+  /** Shared by every instance handed out for the same key and every method naming the pipeline. */
+  rateLimiter?: RateLimiterConfig;
+  /** Shared like `rateLimiter`. */
+  concurrencyLimiter?: ConcurrencyLimiterConfig;
+  hedging?: HedgingConfig;
   retry?: RetryConfig;
   circuitBreaker?: CircuitBreakerConfig;
   /** A timeout per attempt (inside retry and the circuit breaker). */
   timeout?: TimeoutConfig;
+  /** Chaos engineering: latency injected into a share of the calls. */
+  chaosLatency?: ChaosLatencyConfig;
+  /** Chaos engineering: faults injected into a share of the calls. */
+  chaosFault?: ChaosFaultConfig;
   /** An explicit order, outermost first; exclusive with the named sections. */
   strategies?: readonly StrategyConfig[];
 }
@@ -58,10 +88,26 @@ export type StrategyConfig =
   | ({ type: 'fallback' } & FallbackConfig)
   | ({ type: 'retry' } & RetryConfig)
   | ({ type: 'circuitBreaker' } & CircuitBreakerConfig)
-  | ({ type: 'timeout' } & TimeoutStrategyOptions);
+  | ({ type: 'timeout' } & TimeoutStrategyOptions)
+  | ({ type: 'rateLimiter' } & RateLimiterConfig)
+  | { type: 'concurrencyLimiter'; permitLimit: number; queueLimit?: number; name?: string }
+  | ({ type: 'hedging' } & HedgingConfig)
+  | ({ type: 'chaosLatency' } & ChaosLatencyConfig)
+  | ({ type: 'chaosFault' } & ChaosFaultConfig);
 
 /** The named sections of a pipeline config, outermost first. @publicApi */
-export const PIPELINE_SECTION_ORDER = ['fallback', 'totalTimeout', 'retry', 'circuitBreaker', 'timeout'] as const;
+export const PIPELINE_SECTION_ORDER = [
+  'fallback',
+  'totalTimeout',
+  'rateLimiter',
+  'concurrencyLimiter',
+  'hedging',
+  'retry',
+  'circuitBreaker',
+  'timeout',
+  'chaosLatency',
+  'chaosFault',
+] as const;
 
 /** @publicApi */
 export type PipelineSection = (typeof PIPELINE_SECTION_ORDER)[number];

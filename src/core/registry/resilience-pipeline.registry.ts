@@ -3,6 +3,8 @@ import { InMemoryCircuitBreakerStateStore } from '../circuit-breaker/in-memory-c
 import { CircuitBreakerManualControl } from '../circuit-breaker/circuit-breaker.manual-control.js';
 import type { ResilienceCallback, ResilienceContext, ResilienceContextOptions } from '../context/resilience.context.js';
 import type { OutcomePredicate } from '../outcome.predicates.js';
+import type { RateLimiter } from '../rate-limiter/rate-limiter.model.js';
+import { limiterFromOptions, type RateLimiterStrategyOptions } from '../rate-limiter/rate-limiter.options.js';
 import { ResiliencePipelineBuilder } from '../pipeline/resilience-pipeline.builder.js';
 import { ResiliencePipeline } from '../pipeline/resilience.pipeline.js';
 import { ResilienceError } from '../resilience.errors.js';
@@ -91,6 +93,8 @@ export class ResiliencePipelineRegistry {
   readonly timeProvider: TimeProvider;
   private readonly entries = new Map<string, Entry>();
   private readonly controls = new Map<string, CircuitBreakerManualControl>();
+  /** Limiters shared per pipeline name, key and section. */
+  private readonly limiters = new Map<string, RateLimiter>();
   private disposed = false;
 
   constructor(private readonly options: ResiliencePipelineRegistryOptions = {}) {
@@ -193,6 +197,22 @@ export class ResiliencePipelineRegistry {
     return control;
   }
 
+  /**
+   * The limiter a limit section of a named pipeline shares: one per pipeline name, key and section, so
+   * every instance for that key and every method naming the pipeline draw from the same permits.
+   */
+  sharedLimiter(
+    name: string,
+    key: string | undefined,
+    section: 'rateLimiter' | 'concurrencyLimiter',
+    options: RateLimiterStrategyOptions,
+  ): RateLimiter {
+    const id = `${name}\u0000${key ?? ''}\u0000${section}`;
+    let limiter = this.limiters.get(id);
+    if (!limiter) this.limiters.set(id, (limiter = limiterFromOptions(options, this.timeProvider)));
+    return limiter;
+  }
+
   /** Registers a predicate that configuration can name. */
   registerPredicate(name: string, predicate: OutcomePredicate<unknown>): this {
     this.predicates.register(name, predicate);
@@ -206,6 +226,8 @@ export class ResiliencePipelineRegistry {
     const all = [...this.entries.values()].flatMap((e) => [...e.instances.values()]);
     this.entries.clear();
     await Promise.all(all.map((p) => p.dispose()));
+    for (const limiter of this.limiters.values()) limiter.dispose();
+    this.limiters.clear();
   }
 
   /** A builder with the registry's clock, telemetry and naming. */
@@ -254,7 +276,12 @@ export class ResiliencePipelineRegistry {
     applyPipelineConfig(
       builder,
       config,
-      { predicates: this.predicates, stateStore: this.stateStore, circuitControl: this.circuitControl(name) },
+      {
+        predicates: this.predicates,
+        stateStore: this.stateStore,
+        circuitControl: this.circuitControl(name),
+        sharedLimiter: (section, options) => this.sharedLimiter(name, key, section, options),
+      },
       configIssues,
     );
     v.addIssues(configIssues.problems);

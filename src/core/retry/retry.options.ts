@@ -1,4 +1,5 @@
 import type { OptionsValidator } from '../utils/options.validation.js';
+import { validateRetryBudget, type RetryBudget, type RetryBudgetOptions } from './retry.budget.js';
 import type { ResilienceContext } from '../context/resilience.context.js';
 import type { Outcome } from '../outcome.model.js';
 
@@ -71,6 +72,11 @@ export interface RetryStrategyOptions<T = unknown> {
   retryAfter?: (args: RetryPredicateArguments<T>) => number | undefined;
   /** Random source for jitter, in [0, 1). Default: the pipeline's. */
   random?: () => number;
+  /**
+   * Caps retries to a share of recent traffic: options for a budget of this strategy's own, or a
+   * `RetryBudget` shared with other strategies. When it is spent, the loop ends with the last outcome.
+   */
+  budget?: RetryBudget | RetryBudgetOptions;
 }
 
 /** @internal */
@@ -88,6 +94,7 @@ export const RETRY_OPTION_KEYS = [
   'honorRetryAfter',
   'retryAfter',
   'random',
+  'budget',
 ] as const;
 
 /** @internal */
@@ -106,6 +113,7 @@ export function validateRetryOptions(v: OptionsValidator, options: RetryStrategy
     .boolean('honorRetryAfter', options.honorRetryAfter)
     .func('retryAfter', options.retryAfter)
     .func('random', options.random);
+  validateRetryBudget(v, options.budget);
   if (
     typeof options.maxDelay === 'number' &&
     typeof options.delay === 'number' &&

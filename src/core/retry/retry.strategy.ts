@@ -6,6 +6,7 @@ import { getRetryAfter, isBrokenCircuitError, isIsolatedCircuitError } from '../
 import type { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
 import type { TimeProvider } from '../time/time.provider.js';
 import { settle } from '../utils/settle.util.js';
+import { RetryBudget } from './retry.budget.js';
 import { clampDelay, computeBackoffDelay, type BackoffOptions, type BackoffState } from './backoff.helper.js';
 import { DEFAULT_RETRY_BACKOFF_TYPE, DEFAULT_RETRY_DELAY, DEFAULT_RETRY_MAX_ATTEMPTS } from './retry.constants.js';
 import type { RetryPredicateArguments, RetryStrategyOptions } from './retry.options.js';
@@ -24,6 +25,7 @@ export class RetryStrategy<T> implements ResilienceStrategy<T> {
   private readonly random: () => number;
   private readonly time: TimeProvider;
   private readonly telemetry: StrategyTelemetry;
+  private readonly budget: RetryBudget | undefined;
 
   constructor(
     private readonly options: RetryStrategyOptions<T>,
@@ -41,9 +43,13 @@ export class RetryStrategy<T> implements ResilienceStrategy<T> {
     this.random = options.random ?? context.random;
     this.time = context.timeProvider;
     this.telemetry = context.telemetry;
+    const budget = options.budget;
+    this.budget =
+      budget === undefined || budget instanceof RetryBudget ? budget : new RetryBudget(budget, context.timeProvider);
   }
 
   execute(next: StrategyNext<T>, context: ResilienceContext): Promise<T> {
+    this.budget?.recordCall();
     if (this.telemetry.enabled || this.options.onRetry) return this.loop(next, context, undefined);
     context.attemptNumber = 0;
     // Fast path: a first attempt that succeeds, with the default predicate, adds one promise hop and nothing else.
@@ -81,6 +87,7 @@ export class RetryStrategy<T> implements ResilienceStrategy<T> {
         }
         if (!handled) return unwrapOutcome(outcome);
         if (attempt >= this.maxRetryAttempts) return this.giveUp(outcome, context, attempt, 'max-attempts');
+        if (this.budget && !this.budget.tryWithdraw()) return this.giveUp(outcome, context, attempt, 'budget');
 
         const args: RetryPredicateArguments<T> = { outcome, context, attemptNumber: attempt };
         const delay = await this.nextDelay(args, backoffState);
@@ -142,7 +149,7 @@ export class RetryStrategy<T> implements ResilienceStrategy<T> {
     outcome: Outcome<T>,
     context: ResilienceContext,
     attempt: number,
-    reason: 'max-attempts' | 'deadline',
+    reason: 'max-attempts' | 'deadline' | 'budget',
   ): T {
     if (this.telemetry.enabled) {
       this.telemetry.report('OnRetryGiveUp', 'error', context, { outcome, attemptNumber: attempt, reason });

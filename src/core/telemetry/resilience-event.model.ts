@@ -86,6 +86,9 @@ export interface ResilienceEventMap {
   OnCircuitOpened: CircuitOpenedEventArguments;
   OnCircuitClosed: CircuitClosedEventArguments;
   OnCircuitHalfOpened: Record<string, never>;
+  OnRateLimiterRejected: { readonly retryAfter: number | undefined };
+  OnHedging: { readonly attemptNumber: number };
+  OnChaosInjected: { readonly kind: 'fault' | 'latency' | 'outcome' | 'behavior' };
   PipelineExecuting: Record<string, never>;
   PipelineExecuted: PipelineExecutedEventArguments;
 }

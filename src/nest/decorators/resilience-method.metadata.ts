@@ -5,17 +5,22 @@ import { RESILIENCE_BINDINGS, RESILIENCE_METHOD_METADATA } from '../resilience.c
 import type { RawResponse } from '../response-cancellation.scope.js';
 
 /** The parts a method's pipeline is made of, one per decorator. @publicApi */
-export type ResilienceSection = 'fallback' | 'pipeline' | 'retry' | 'circuitBreaker' | 'timeout';
+export type ResilienceSection =
+  'fallback' | 'pipeline' | 'rateLimiter' | 'concurrencyLimiter' | 'hedging' | 'retry' | 'circuitBreaker' | 'timeout';
 
 /**
  * The order decorators compose in, outermost first, whatever order they are written in:
- * `@Fallback` → `@UseResiliencePipeline` → `@Retry` → `@CircuitBreaker` → `@Timeout` → the method.
+ * `@Fallback` → `@UseResiliencePipeline` → `@RateLimit` → `@ConcurrencyLimit` → `@Hedging` → `@Retry` →
+ * `@CircuitBreaker` → `@Timeout` → the method.
  *
  * @publicApi
  */
 export const RESILIENCE_DECORATOR_ORDER: readonly ResilienceSection[] = [
   'fallback',
   'pipeline',
+  'rateLimiter',
+  'concurrencyLimiter',
+  'hedging',
   'retry',
   'circuitBreaker',
   'timeout',

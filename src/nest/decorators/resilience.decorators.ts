@@ -1,7 +1,10 @@
 import { SetMetadata } from '@nestjs/common';
 import type {
   CircuitBreakerConfig,
+  ConcurrencyLimiterConfig,
+  HedgingConfig,
   PredicateReference,
+  RateLimiterConfig,
   RetryConfig,
   TimeoutStrategyOptions,
 } from '../../core/index.js';
@@ -86,4 +89,39 @@ export function UseResiliencePipeline(name: string): MethodDecorator & ClassDeco
     }
     return recordResilienceSection('UseResiliencePipeline', 'pipeline', { name })(target, key, descriptor);
   }) as MethodDecorator & ClassDecorator;
+}
+
+/**
+ * Admits calls of the method within a rate limit: the `rateLimiter` section of a configured pipeline
+ * (one limiter shared by every method naming it) or inline options (a limiter per method).
+ * Rejections become 429 with `Retry-After`.
+ *
+ * @publicApi
+ */
+export function RateLimit(nameOrOptions: string | RateLimiterConfig): MethodDecorator {
+  return recordResilienceSection('RateLimit', 'rateLimiter', spec(nameOrOptions));
+}
+
+/**
+ * Limits concurrent calls of the method (the bulkhead): a permit count, options with a queue, or the
+ * `concurrencyLimiter` section of a configured pipeline (shared by every method naming it).
+ *
+ * @publicApi
+ */
+export function ConcurrencyLimit(nameOrLimit: string | ConcurrencyLimiterConfig): MethodDecorator {
+  const value = typeof nameOrLimit === 'number' ? { permitLimit: nameOrLimit } : nameOrLimit;
+  return recordResilienceSection('ConcurrencyLimit', 'concurrencyLimiter', spec(value));
+}
+
+/** Another name for `@ConcurrencyLimit`. @publicApi */
+export const Bulkhead = ConcurrencyLimit;
+
+/**
+ * Hedges the method: starts another attempt when one is slow (or fails), the first acceptable outcome
+ * wins, the others are cancelled. A pipeline name or inline options.
+ *
+ * @publicApi
+ */
+export function Hedging(nameOrOptions?: string | HedgingConfig): MethodDecorator {
+  return recordResilienceSection('Hedging', 'hedging', spec(nameOrOptions));
 }

@@ -1,0 +1,108 @@
+import type { ResilienceContext } from '../context/resilience.context.js';
+import type { Outcome } from '../outcome.model.js';
+import type { OptionsValidator } from '../utils/options.validation.js';
+
+/** @publicApi */
+export interface ChaosGeneratorArguments {
+  readonly context: ResilienceContext;
+}
+
+/** What every chaos strategy shares (Simmy's `ChaosStrategyOptions`). @publicApi */
+export interface ChaosStrategyOptions {
+  name?: string;
+  /** The share of calls injected, in [0, 1]. Default 0.001 (as Simmy). */
+  injectionRate?: number;
+  /** Computes the rate per call instead. */
+  injectionRateGenerator?: (args: ChaosGeneratorArguments) => number | PromiseLike<number>;
+  /** Default true. */
+  enabled?: boolean;
+  /** Decides per call whether the strategy is on. */
+  enabledGenerator?: (args: ChaosGeneratorArguments) => boolean | PromiseLike<boolean>;
+  /** Random source in [0, 1) deciding each injection. Default: the pipeline's. */
+  random?: () => number;
+}
+
+/** @publicApi */
+export interface ChaosFaultOptions extends ChaosStrategyOptions {
+  /** The error thrown instead of calling. Give this or `faultGenerator`. */
+  fault?: unknown;
+  faultGenerator?: (args: ChaosGeneratorArguments) => unknown;
+  onFaultInjected?: (args: ChaosGeneratorArguments & { readonly fault: unknown }) => void | PromiseLike<void>;
+}
+
+/** @publicApi */
+export interface ChaosLatencyOptions extends ChaosStrategyOptions {
+  /** Milliseconds added before the call. Default 30000 (as Simmy). */
+  latency?: number;
+  latencyGenerator?: (args: ChaosGeneratorArguments) => number | PromiseLike<number>;
+  onLatencyInjected?: (args: ChaosGeneratorArguments & { readonly latency: number }) => void | PromiseLike<void>;
+}
+
+/** @publicApi */
+export interface ChaosOutcomeOptions<T = unknown> extends ChaosStrategyOptions {
+  /** The outcome returned instead of calling. Give this or `outcomeGenerator`. */
+  outcome?: Outcome<T>;
+  outcomeGenerator?: (args: ChaosGeneratorArguments) => Outcome<T> | undefined | PromiseLike<Outcome<T> | undefined>;
+  onOutcomeInjected?: (args: ChaosGeneratorArguments & { readonly outcome: Outcome<T> }) => void | PromiseLike<void>;
+}
+
+/** @publicApi */
+export interface ChaosBehaviorOptions extends ChaosStrategyOptions {
+  /** Runs before the call (e.g. drops a connection, fills a disk). Required. */
+  behavior?: (args: ChaosGeneratorArguments) => void | PromiseLike<void>;
+  onBehaviorInjected?: (args: ChaosGeneratorArguments) => void | PromiseLike<void>;
+}
+
+/** Simmy's default injection rate. @publicApi */
+export const DEFAULT_INJECTION_RATE = 0.001;
+/** Simmy's default latency. @publicApi */
+export const DEFAULT_CHAOS_LATENCY = 30_000;
+
+const COMMON = ['name', 'injectionRate', 'injectionRateGenerator', 'enabled', 'enabledGenerator', 'random'];
+
+function validateCommon(v: OptionsValidator, o: ChaosStrategyOptions, extra: readonly string[]): void {
+  v.knownKeys(o, [...COMMON, ...extra])
+    .string('name', o.name)
+    .number('injectionRate', o.injectionRate, { min: 0, max: 1 })
+    .func('injectionRateGenerator', o.injectionRateGenerator)
+    .boolean('enabled', o.enabled)
+    .func('enabledGenerator', o.enabledGenerator)
+    .func('random', o.random);
+}
+
+/** @internal */
+export function validateChaosFaultOptions(v: OptionsValidator, o: ChaosFaultOptions): void {
+  validateCommon(v, o, ['fault', 'faultGenerator', 'onFaultInjected']);
+  v.func('faultGenerator', o.faultGenerator).func('onFaultInjected', o.onFaultInjected);
+  if (o.fault === undefined && o.faultGenerator === undefined)
+    v.add('fault', undefined, 'is required (or give faultGenerator)');
+}
+
+/** @internal */
+export function validateChaosLatencyOptions(v: OptionsValidator, o: ChaosLatencyOptions): void {
+  validateCommon(v, o, ['latency', 'latencyGenerator', 'onLatencyInjected']);
+  v.duration('latency', o.latency)
+    .func('latencyGenerator', o.latencyGenerator)
+    .func('onLatencyInjected', o.onLatencyInjected);
+}
+
+/** @internal */
+export function validateChaosOutcomeOptions(v: OptionsValidator, o: ChaosOutcomeOptions<unknown>): void {
+  validateCommon(v, o, ['outcome', 'outcomeGenerator', 'onOutcomeInjected']);
+  v.func('outcomeGenerator', o.outcomeGenerator).func('onOutcomeInjected', o.onOutcomeInjected);
+  if (o.outcome === undefined && o.outcomeGenerator === undefined)
+    v.add('outcome', undefined, 'is required (or give outcomeGenerator)');
+  if (
+    o.outcome !== undefined &&
+    (typeof o.outcome !== 'object' || o.outcome === null || typeof o.outcome.ok !== 'boolean')
+  ) {
+    v.add('outcome', o.outcome, 'must be an outcome: { ok: true, value } or { ok: false, error }');
+  }
+}
+
+/** @internal */
+export function validateChaosBehaviorOptions(v: OptionsValidator, o: ChaosBehaviorOptions): void {
+  validateCommon(v, o, ['behavior', 'onBehaviorInjected']);
+  v.func('onBehaviorInjected', o.onBehaviorInjected);
+  if (v.required('behavior', o.behavior)) v.func('behavior', o.behavior);
+}

@@ -1,0 +1,83 @@
+import type { ResilienceContext } from '../context/resilience.context.js';
+import type { Outcome } from '../outcome.model.js';
+import type { StrategyNext } from '../pipeline/resilience.strategy.js';
+import type { OptionsValidator } from '../utils/options.validation.js';
+
+/** @publicApi */
+export interface HedgingPredicateArguments<T> {
+  readonly outcome: Outcome<T>;
+  /** The context of the attempt that produced the outcome. */
+  readonly context: ResilienceContext;
+}
+
+/** @publicApi */
+export interface HedgingDelayGeneratorArguments {
+  readonly context: ResilienceContext;
+  /** The hedged attempt about to be waited for (1 for the first hedge). */
+  readonly attemptNumber: number;
+}
+
+/** @publicApi */
+export interface HedgingActionGeneratorArguments<T> {
+  /** The caller's context. */
+  readonly primaryContext: ResilienceContext;
+  /** The context the hedged action will run with (a copy, with its own signal). */
+  readonly actionContext: ResilienceContext;
+  readonly attemptNumber: number;
+  /** The original callback (with the strategies inside hedging). */
+  readonly callback: StrategyNext<T>;
+}
+
+/** @publicApi */
+export interface OnHedgingArguments {
+  readonly primaryContext: ResilienceContext;
+  readonly actionContext: ResilienceContext;
+  readonly attemptNumber: number;
+}
+
+/** @publicApi */
+export interface HedgingStrategyOptions<T = unknown> {
+  name?: string;
+  /** Hedged attempts besides the primary one, 1 … 10. Default 1. */
+  maxHedgedAttempts?: number;
+  /**
+   * How long to wait for an attempt before starting the next. `> 0` latency mode; `0` parallel mode
+   * (all at once); `< 0` fallback mode (the next starts only after the previous failed). Default 2000.
+   */
+  delay?: number;
+  /** Computes the delay per hedged attempt instead. */
+  delayGenerator?: (args: HedgingDelayGeneratorArguments) => number | PromiseLike<number>;
+  /** What a hedged attempt runs. Default: the original callback. Returning `undefined` stops hedging. */
+  actionGenerator?: (
+    args: HedgingActionGeneratorArguments<T>,
+  ) => ((context: ResilienceContext) => T | PromiseLike<T>) | undefined;
+  /** Which outcomes are not accepted (a hedge may replace them). Default: every error except cancellation. */
+  shouldHandle?: (args: HedgingPredicateArguments<T>) => boolean | PromiseLike<boolean>;
+  /** Runs when a hedged attempt starts. */
+  onHedging?: (args: OnHedgingArguments) => void | PromiseLike<void>;
+}
+
+/** Polly's defaults. @publicApi */
+export const DEFAULT_HEDGING_DELAY = 2_000;
+/** @publicApi */
+export const DEFAULT_MAX_HEDGED_ATTEMPTS = 1;
+
+/** @internal */
+export function validateHedgingOptions(v: OptionsValidator, o: HedgingStrategyOptions<unknown>): void {
+  v.knownKeys(o, [
+    'name',
+    'maxHedgedAttempts',
+    'delay',
+    'delayGenerator',
+    'actionGenerator',
+    'shouldHandle',
+    'onHedging',
+  ])
+    .string('name', o.name)
+    .number('maxHedgedAttempts', o.maxHedgedAttempts, { min: 1, max: 10, integer: true })
+    .number('delay', o.delay, { min: -1, max: 2_147_483_647 })
+    .func('delayGenerator', o.delayGenerator)
+    .func('actionGenerator', o.actionGenerator)
+    .func('shouldHandle', o.shouldHandle)
+    .func('onHedging', o.onHedging);
+}

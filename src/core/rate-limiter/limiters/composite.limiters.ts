@@ -1,0 +1,113 @@
+import type { ResilienceContext } from '../../context/resilience.context.js';
+import { isThenable } from '../../utils/is-thenable.util.js';
+import { rejectedLease, type RateLimiter, type RateLimitLease } from '../rate-limiter.model.js';
+
+/**
+ * One limiter per partition key (per user, per tenant, per host), made on first use. Partitions that are
+ * idle (full, nothing out, nobody queued) are dropped every `sweepEvery` acquisitions, so unbounded key
+ * spaces do not grow memory without bound.
+ *
+ * @publicApi
+ */
+export class PartitionedRateLimiter implements RateLimiter {
+  private readonly partitions = new Map<string, RateLimiter>();
+  private acquisitions = 0;
+
+  constructor(
+    private readonly partitionKey: (context: ResilienceContext) => string,
+    private readonly create: (key: string) => RateLimiter,
+    private readonly sweepEvery = 1_024,
+  ) {}
+
+  /** Partitions alive now. */
+  get partitionCount(): number {
+    return this.partitions.size;
+  }
+
+  acquire(context: ResilienceContext): RateLimitLease | Promise<RateLimitLease> {
+    const key = this.partitionKey(context);
+    let limiter = this.partitions.get(key);
+    if (!limiter) this.partitions.set(key, (limiter = this.create(key)));
+    if (++this.acquisitions % this.sweepEvery === 0) this.sweep(limiter);
+    return limiter.acquire(context);
+  }
+
+  isIdle(): boolean {
+    return [...this.partitions.values()].every((l) => l.isIdle());
+  }
+
+  dispose(): void {
+    for (const limiter of this.partitions.values()) limiter.dispose();
+    this.partitions.clear();
+  }
+
+  private sweep(keep: RateLimiter): void {
+    for (const [key, limiter] of this.partitions) {
+      if (limiter !== keep && limiter.isIdle()) {
+        limiter.dispose();
+        this.partitions.delete(key);
+      }
+    }
+  }
+}
+
+/**
+ * Every limiter must admit the call (e.g. 10 per second *and* 1,000 per hour). Permits are taken in
+ * order; when one limiter rejects, the permits already taken are released (time-based limiters cannot
+ * take back a spent permit, as in .NET's chained limiter). The rejection carries the longest retry-after.
+ *
+ * @publicApi
+ */
+export class ChainedRateLimiter implements RateLimiter {
+  constructor(private readonly limiters: readonly RateLimiter[]) {}
+
+  acquire(context: ResilienceContext): RateLimitLease | Promise<RateLimitLease> {
+    return this.acquireFrom(0, [], context);
+  }
+
+  isIdle(): boolean {
+    return this.limiters.every((l) => l.isIdle());
+  }
+
+  dispose(): void {
+    for (const limiter of this.limiters) limiter.dispose();
+  }
+
+  private acquireFrom(
+    index: number,
+    taken: RateLimitLease[],
+    context: ResilienceContext,
+  ): RateLimitLease | Promise<RateLimitLease> {
+    for (let i = index; i < this.limiters.length; i++) {
+      const lease = this.limiters[i].acquire(context);
+      if (isThenable(lease)) {
+        return lease.then(
+          (l) => this.accept(l, i, taken, context),
+          (error: unknown) => {
+            for (const t of taken) t.release();
+            throw error;
+          },
+        );
+      }
+      if (!lease.acquired) return this.reject(lease, taken);
+      taken.push(lease);
+    }
+    return combine(taken);
+  }
+
+  private accept(lease: RateLimitLease, index: number, taken: RateLimitLease[], context: ResilienceContext) {
+    if (!lease.acquired) return this.reject(lease, taken);
+    taken.push(lease);
+    return this.acquireFrom(index + 1, taken, context);
+  }
+
+  private reject(lease: RateLimitLease, taken: RateLimitLease[]): RateLimitLease {
+    for (const t of taken) t.release();
+    return rejectedLease(lease.retryAfter);
+  }
+}
+
+function combine(leases: RateLimitLease[]): RateLimitLease {
+  if (leases.length === 1) return leases[0];
+  return { acquired: true, release: () => leases.forEach((l) => l.release()) };
+}

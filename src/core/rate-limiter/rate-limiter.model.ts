@@ -1,0 +1,33 @@
+import type { ResilienceContext } from '../context/resilience.context.js';
+
+/** The answer of a limiter: a permit to release, or a rejection with an estimated wait. @publicApi */
+export interface RateLimitLease {
+  readonly acquired: boolean;
+  /** When rejected: milliseconds after which a permit may be available, when the limiter can tell. */
+  readonly retryAfter?: number;
+  /** Gives the permit back (concurrency limiters); idempotent; a no-op for time-based limiters. */
+  release(): void;
+}
+
+/**
+ * A source of permits. `acquire` answers synchronously when it can (a free permit, or a rejection) and
+ * with a promise when the caller is queued; a queued caller whose context is cancelled leaves the queue
+ * at once (the promise rejects with the cancellation reason).
+ *
+ * @publicApi
+ */
+export interface RateLimiter {
+  acquire(context: ResilienceContext): RateLimitLease | Promise<RateLimitLease>;
+  /** True when the limiter holds nothing worth keeping (full, no permits out, nobody queued). */
+  isIdle(): boolean;
+  /** Rejects every queued caller and stops the limiter's timers. */
+  dispose(): void;
+}
+
+/** The lease of a time-based limiter: nothing to give back. @internal */
+export const TIME_BASED_LEASE: RateLimitLease = Object.freeze({ acquired: true, release: () => undefined });
+
+/** @internal */
+export function rejectedLease(retryAfter?: number): RateLimitLease {
+  return { acquired: false, retryAfter, release: () => undefined };
+}

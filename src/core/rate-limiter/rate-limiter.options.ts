@@ -1,0 +1,167 @@
+import type { ResilienceContext } from '../context/resilience.context.js';
+import type { TimeProvider } from '../time/time.provider.js';
+import type { OptionsValidator } from '../utils/options.validation.js';
+import { ChainedRateLimiter, PartitionedRateLimiter } from './limiters/composite.limiters.js';
+import { ConcurrencyLimiter } from './limiters/concurrency.limiter.js';
+import { FixedWindowRateLimiter } from './limiters/fixed-window.limiter.js';
+import { SlidingWindowRateLimiter } from './limiters/sliding-window.limiter.js';
+import { TokenBucketRateLimiter } from './limiters/token-bucket.limiter.js';
+import type { RateLimiter } from './rate-limiter.model.js';
+
+/** One limit, as data. @publicApi */
+export type RateLimitDefinition =
+  | {
+      kind: 'token-bucket';
+      tokenLimit: number;
+      tokensPerPeriod?: number;
+      replenishmentPeriod: number;
+      queueLimit?: number;
+    }
+  | { kind: 'fixed-window'; permitLimit: number; window: number; queueLimit?: number }
+  | { kind: 'sliding-window'; permitLimit: number; window: number; segmentsPerWindow?: number; queueLimit?: number }
+  | { kind: 'concurrency'; permitLimit: number; queueLimit?: number };
+
+/** @publicApi */
+export type RateLimitKind = RateLimitDefinition['kind'];
+
+/** @publicApi */
+export interface OnRateLimiterRejectedArguments {
+  readonly context: ResilienceContext;
+  /** Milliseconds after which a permit may be free, when the limiter can tell. */
+  readonly retryAfter: number | undefined;
+}
+
+/** @publicApi */
+export interface RateLimiterStrategyOptions {
+  name?: string;
+  /** The kind of limit, with its fields below; or give `limits` (chained) or a ready `limiter`. */
+  kind?: RateLimitKind;
+  permitLimit?: number;
+  window?: number;
+  segmentsPerWindow?: number;
+  tokenLimit?: number;
+  tokensPerPeriod?: number;
+  replenishmentPeriod?: number;
+  queueLimit?: number;
+  /** Several limits that must all admit a call (e.g. per second and per hour). */
+  limits?: RateLimitDefinition[];
+  /** A limiter of your own (shared between pipelines, distributed…). */
+  limiter?: RateLimiter;
+  /** One limiter (or chain) per key taken from the context: per user, per tenant, per host. */
+  partitionKey?: (context: ResilienceContext) => string;
+  /** Runs when a call is rejected, before `RateLimiterRejectedError` is thrown. */
+  onRejected?: (args: OnRateLimiterRejectedArguments) => void | PromiseLike<void>;
+}
+
+const FIELDS: Record<RateLimitKind, { required: readonly string[]; optional: readonly string[] }> = {
+  'token-bucket': { required: ['tokenLimit', 'replenishmentPeriod'], optional: ['tokensPerPeriod', 'queueLimit'] },
+  'fixed-window': { required: ['permitLimit', 'window'], optional: ['queueLimit'] },
+  'sliding-window': { required: ['permitLimit', 'window'], optional: ['segmentsPerWindow', 'queueLimit'] },
+  concurrency: { required: ['permitLimit'], optional: ['queueLimit'] },
+};
+const LIMIT_FIELDS = [
+  'permitLimit',
+  'window',
+  'segmentsPerWindow',
+  'tokenLimit',
+  'tokensPerPeriod',
+  'replenishmentPeriod',
+  'queueLimit',
+];
+
+/** @internal */
+export const RATE_LIMITER_OPTION_KEYS = [
+  'name',
+  'kind',
+  ...LIMIT_FIELDS,
+  'limits',
+  'limiter',
+  'partitionKey',
+  'onRejected',
+];
+
+/** Polly's default when nothing is configured: 1,000 concurrent calls, no queue. @publicApi */
+export const DEFAULT_RATE_LIMIT: RateLimitDefinition = { kind: 'concurrency', permitLimit: 1_000, queueLimit: 0 };
+
+/** @internal */
+export function validateRateLimiterOptions(v: OptionsValidator, o: RateLimiterStrategyOptions): void {
+  v.knownKeys(o, RATE_LIMITER_OPTION_KEYS)
+    .string('name', o.name)
+    .func('partitionKey', o.partitionKey)
+    .func('onRejected', o.onRejected);
+  const given = [
+    o.kind !== undefined && 'kind',
+    o.limits !== undefined && 'limits',
+    o.limiter !== undefined && 'limiter',
+  ].filter(Boolean);
+  if (given.length > 1) v.add(String(given[1]), '(given)', `cannot be combined with ${String(given[0])}`);
+  if (o.limiter !== undefined && typeof (o.limiter as Partial<RateLimiter>).acquire !== 'function') {
+    v.add('limiter', o.limiter, 'must be a RateLimiter');
+  }
+  if (o.limits !== undefined) {
+    if (!Array.isArray(o.limits) || o.limits.length === 0) v.add('limits', o.limits, 'must be a non-empty array');
+    else o.limits.forEach((limit, i) => validateDefinition(v.child(`limits[${i}]`), limit, true));
+  } else if (o.limiter === undefined) {
+    if (o.kind === undefined) {
+      for (const field of LIMIT_FIELDS)
+        if ((o as Record<string, unknown>)[field] !== undefined)
+          v.add(field, (o as Record<string, unknown>)[field], 'needs a kind');
+    } else {
+      const { name: _n, limits: _l, limiter: _r, partitionKey: _p, onRejected: _o, ...definition } = o;
+      validateDefinition(v, definition, false);
+    }
+  }
+}
+
+function validateDefinition(v: OptionsValidator, d: Record<string, unknown>, checkKeys: boolean): void {
+  const kind = d.kind as RateLimitKind;
+  const fields = FIELDS[kind];
+  if (!fields) {
+    v.oneOf('kind', kind, Object.keys(FIELDS));
+    return;
+  }
+  if (checkKeys) v.knownKeys(d, ['kind', ...fields.required, ...fields.optional]);
+  for (const field of fields.required) v.required(field, d[field]);
+  for (const field of LIMIT_FIELDS) {
+    if (d[field] !== undefined && !fields.required.includes(field) && !fields.optional.includes(field) && !checkKeys) {
+      v.add(field, d[field], `does not apply to kind "${kind}"`);
+    }
+  }
+  v.number('permitLimit', d.permitLimit, { min: 1, integer: true })
+    .number('tokenLimit', d.tokenLimit, { min: 1, integer: true })
+    .number('tokensPerPeriod', d.tokensPerPeriod, { min: 1, integer: true })
+    .number('queueLimit', d.queueLimit, { min: 0, integer: true })
+    .number('segmentsPerWindow', d.segmentsPerWindow, { min: 1, max: 1_000, integer: true })
+    .duration('window', d.window, { min: 1 })
+    .duration('replenishmentPeriod', d.replenishmentPeriod, { min: 1 });
+}
+
+/** Builds a limiter from a definition. @publicApi */
+export function createRateLimiter(definition: RateLimitDefinition, time: TimeProvider): RateLimiter {
+  switch (definition.kind) {
+    case 'token-bucket':
+      return new TokenBucketRateLimiter(definition, time);
+    case 'fixed-window':
+      return new FixedWindowRateLimiter(definition, time);
+    case 'sliding-window':
+      return new SlidingWindowRateLimiter(definition, time);
+    case 'concurrency':
+      return new ConcurrencyLimiter(definition);
+  }
+}
+
+/** The limiter the options describe. @internal */
+export function limiterFromOptions(o: RateLimiterStrategyOptions, time: TimeProvider): RateLimiter {
+  const single = (): RateLimiter => {
+    if (o.limiter) return o.limiter;
+    if (o.limits) {
+      const limits = o.limits.map((d) => createRateLimiter(d, time));
+      return limits.length === 1 ? limits[0] : new ChainedRateLimiter(limits);
+    }
+    if (o.kind === undefined) return createRateLimiter(DEFAULT_RATE_LIMIT, time);
+    const { name: _n, limits: _l, limiter: _r, partitionKey: _p, onRejected: _o, ...definition } = o;
+    return createRateLimiter(definition as RateLimitDefinition, time);
+  };
+  if (o.partitionKey && !o.limiter) return new PartitionedRateLimiter(o.partitionKey, () => single());
+  return single();
+}

@@ -1,0 +1,141 @@
+import type { ResilienceContext } from '../context/resilience.context.js';
+import type { ResilienceStrategy, StrategyBuilderContext, StrategyNext } from '../pipeline/resilience.strategy.js';
+import { createLightweightError, RateLimiterRejectedError } from '../resilience.errors.js';
+import type { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
+import { isThenable } from '../utils/is-thenable.util.js';
+import { ConcurrencyLimiter } from './limiters/concurrency.limiter.js';
+import type { QueueEntry } from './limiters/waiter.queue.js';
+import { TIME_BASED_LEASE, type RateLimiter, type RateLimitLease } from './rate-limiter.model.js';
+import { limiterFromOptions, type RateLimiterStrategyOptions } from './rate-limiter.options.js';
+
+/**
+ * Takes a permit before the call and gives it back after, on every path (success, failure, timeout,
+ * cancellation). A time-based permit needs no giving back, so an admitted call adds no promise hop.
+ *
+ * @internal
+ */
+export class RateLimiterStrategy<T> implements ResilienceStrategy<T> {
+  readonly limiter: RateLimiter;
+  private readonly telemetry: StrategyTelemetry;
+
+  constructor(
+    private readonly options: RateLimiterStrategyOptions,
+    context: StrategyBuilderContext,
+  ) {
+    this.limiter = limiterFromOptions(options, context.timeProvider);
+    this.telemetry = context.telemetry;
+  }
+
+  execute(next: StrategyNext<T>, context: ResilienceContext): Promise<T> {
+    const limiter = this.limiter;
+    if (limiter instanceof ConcurrencyLimiter) return this.executeConcurrent(limiter, next, context);
+    const lease = limiter.acquire(context);
+    if (isThenable(lease)) return lease.then((l) => this.run(l, next, context));
+    return this.run(lease, next, context);
+  }
+
+  dispose(): void {
+    // A limiter given by the user may be shared: it is theirs to dispose.
+    if (!this.options.limiter) this.limiter.dispose();
+  }
+
+  /**
+   * The concurrency limiter without lease objects: a queued call is one promise, started by the permit
+   * handed to it.
+   */
+  private executeConcurrent(
+    limiter: ConcurrencyLimiter,
+    next: StrategyNext<T>,
+    context: ResilienceContext,
+  ): Promise<T> {
+    if (limiter.tryTake()) return this.holding(limiter, next, context);
+    if (!limiter.hasQueueRoom()) return this.reject(undefined, context);
+    const promise = new Promise<T>(captureSettlers);
+    limiter.enqueue(
+      context,
+      new QueuedCall<T>(this, limiter, next, context, settlers.resolve as (value: T) => void, settlers.reject!),
+    );
+    return promise;
+  }
+
+  /** Runs the call holding a permit, and gives it back however the call ends. @internal */
+  holding(limiter: ConcurrencyLimiter, next: StrategyNext<T>, context: ResilienceContext): Promise<T> {
+    let result: Promise<T>;
+    try {
+      result = next(context);
+    } catch (error) {
+      limiter.releasePermit();
+      return Promise.reject(error);
+    }
+    return result.then(this.releaseOnValue, this.releaseOnError);
+  }
+
+  // Bound once: the concurrency path allocates no closure per call to give its permit back.
+  private readonly releaseOnValue = (value: T): T => {
+    (this.limiter as ConcurrencyLimiter).releasePermit();
+    return value;
+  };
+
+  private readonly releaseOnError = (error: unknown): never => {
+    (this.limiter as ConcurrencyLimiter).releasePermit();
+    throw error;
+  };
+
+  private run(lease: RateLimitLease, next: StrategyNext<T>, context: ResilienceContext): Promise<T> {
+    if (!lease.acquired) return this.reject(lease.retryAfter, context);
+    if (lease === TIME_BASED_LEASE) return next(context);
+    let result: Promise<T>;
+    try {
+      result = next(context);
+    } catch (error) {
+      lease.release();
+      throw error;
+    }
+    return result.then(
+      (value) => {
+        lease.release();
+        return value;
+      },
+      (error: unknown) => {
+        lease.release();
+        throw error;
+      },
+    );
+  }
+
+  private async reject(retryAfter: number | undefined, context: ResilienceContext): Promise<never> {
+    this.telemetry.report('OnRateLimiterRejected', 'error', context, { retryAfter });
+    if (this.options.onRejected) await this.options.onRejected({ context, retryAfter });
+    throw createLightweightError(
+      RateLimiterRejectedError,
+      retryAfter === undefined
+        ? 'The operation was rejected by the rate limiter.'
+        : `The operation was rejected by the rate limiter; retry after ${retryAfter} ms.`,
+      { retryAfter, source: { pipelineName: this.telemetry.source.pipelineName, strategyName: this.options.name } },
+    );
+  }
+}
+
+/** Where `captureSettlers` leaves a new promise's resolve and reject (read right after `new Promise`). */
+const settlers: { resolve?: (value: never) => void; reject?: (reason: unknown) => void } = {};
+
+function captureSettlers(resolve: (value: never) => void, reject: (reason: unknown) => void): void {
+  settlers.resolve = resolve;
+  settlers.reject = reject;
+}
+
+/** A call waiting for a concurrency permit: one object per queued call, no closures. */
+class QueuedCall<T> implements QueueEntry {
+  constructor(
+    private readonly strategy: RateLimiterStrategy<T>,
+    private readonly limiter: ConcurrencyLimiter,
+    private readonly next: StrategyNext<T>,
+    private readonly context: ResilienceContext,
+    private readonly resolve: (value: T) => void,
+    readonly cancel: (reason: unknown) => void,
+  ) {}
+
+  grant(): void {
+    this.strategy.holding(this.limiter, this.next, this.context).then(this.resolve, this.cancel);
+  }
+}
