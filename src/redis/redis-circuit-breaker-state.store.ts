@@ -1,0 +1,457 @@
+import type { Redis } from 'ioredis';
+import {
+  InMemoryCircuitBreakerStateStore,
+  systemTimeProvider,
+  type CircuitAcquireResult,
+  type CircuitBreakerStateStore,
+  type CircuitCallResult,
+  type CircuitMetricsSnapshot,
+  type CircuitPermit,
+  type CircuitPolicy,
+  type CircuitSnapshot,
+  type CircuitState,
+  type CircuitTransition,
+  type CircuitTransitionReason,
+  type TimeProvider,
+} from '../core/internal.js';
+import { CIRCUIT_SCRIPT } from './redis-circuit-state.scripts.js';
+
+/** What the store does while Redis cannot be reached. @publicApi */
+export type StoreOutageMode =
+  /** Keep a circuit per key in this process (default): the breaker keeps protecting, locally. */
+  | 'local'
+  /** Let every call through, as if the circuit were closed. */
+  | 'allow'
+  /** Reject every call with `BrokenCircuitError` (fail closed, in the security sense). */
+  | 'reject';
+
+/** Something that logs a warning (Nest's `Logger`, `console`, pino…). @publicApi */
+export interface StoreLogger {
+  warn(message: string): void;
+  log?(message: string): void;
+}
+
+/** @publicApi */
+export interface RedisCircuitBreakerStateStoreOptions {
+  /** An ioredis client. The store never closes a client it was given. */
+  client: Redis;
+  /** Namespaces the keys (one per application). Default `nest-resilience`. */
+  keyPrefix?: string;
+  /** The longest a call waits for Redis before the outage mode takes over, in ms. Default 100. */
+  operationTimeout?: number;
+  /** How long after a failure Redis is left alone before it is tried again, in ms. Default 1000. */
+  retryInterval?: number;
+  /** Default `local`. */
+  outageMode?: StoreOutageMode;
+  /**
+   * Serve `acquire` of a circuit last seen closed from memory for this many ms, and send successes in
+   * batches: at most one Redis round trip per `localCacheTtl` on the success path, at the price of
+   * seeing an opening elsewhere up to `localCacheTtl` late. Default 0 (every call asks Redis).
+   */
+  localCacheTtl?: number;
+  /** Successes are sent with the next call; at the latest after this many ms. Default 100. */
+  flushInterval?: number;
+  /** Told once when Redis becomes unreachable and once when it is back. Default: `console`. */
+  logger?: StoreLogger;
+  /** Called on each outage and recovery (e.g. to emit telemetry). */
+  onAvailabilityChange?: (available: boolean, error?: unknown) => void;
+  timeProvider?: TimeProvider;
+}
+
+interface PendingSuccesses {
+  generation: number;
+  count: number;
+  at: number;
+}
+
+type ScriptReply = (string | number | null)[];
+
+const LOCAL = 'local';
+
+/** A permit handed out by the local fallback during an outage. */
+interface LocalPermit extends CircuitPermit {
+  readonly origin: typeof LOCAL;
+}
+
+/**
+ * Circuit-breaker state in Redis, shared by every process of an application: admission and outcome
+ * recording are one atomic Lua script each, so across any number of instances a half-open circuit hands
+ * out exactly `permittedCallsInHalfOpen` probes and an opening is seen by every instance on its next call.
+ * All four breaker kinds work (time-window buckets live in Redis with an expiry; count windows in a
+ * capped list). Successes are piggybacked on the next call, so the closed path costs one round trip.
+ *
+ * When Redis is slow or down, no call waits longer than `operationTimeout`: the store switches to its
+ * outage mode, logs once, and tries Redis again after `retryInterval`. Circuits that opened locally during
+ * the outage are written back when Redis returns.
+ *
+ * @publicApi
+ */
+export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
+  private readonly client: Redis;
+  private readonly prefix: string;
+  private readonly operationTimeout: number;
+  private readonly retryInterval: number;
+  private readonly outageMode: StoreOutageMode;
+  private readonly cacheTtl: number;
+  private readonly flushInterval: number;
+  private readonly logger: StoreLogger;
+  private readonly time: TimeProvider;
+  private readonly local = new InMemoryCircuitBreakerStateStore();
+  private readonly pending = new Map<string, { policy: CircuitPolicy; successes: PendingSuccesses }>();
+  private readonly closedUntil = new Map<string, { until: number; generation: number }>();
+  private flushTimer: ReturnType<typeof setTimeout> | undefined;
+  private unavailableUntil = 0;
+  private outage = false;
+  private readonly touchedLocally = new Map<string, CircuitPolicy>();
+
+  constructor(private readonly options: RedisCircuitBreakerStateStoreOptions) {
+    this.client = options.client;
+    this.prefix = options.keyPrefix ?? 'nest-resilience';
+    this.operationTimeout = options.operationTimeout ?? 100;
+    this.retryInterval = options.retryInterval ?? 1_000;
+    this.outageMode = options.outageMode ?? 'local';
+    this.cacheTtl = options.localCacheTtl ?? 0;
+    this.flushInterval = options.flushInterval ?? 100;
+    this.logger = options.logger ?? console;
+    this.time = options.timeProvider ?? systemTimeProvider;
+    if (typeof (this.client as { nestResilienceCircuit?: unknown }).nestResilienceCircuit !== 'function') {
+      this.client.defineCommand('nestResilienceCircuit', { numberOfKeys: 2, lua: CIRCUIT_SCRIPT });
+    }
+  }
+
+  /** True while Redis is considered unreachable. */
+  get isDegraded(): boolean {
+    return this.outage;
+  }
+
+  /** The Redis keys of a circuit: its hash and its count-window list, in one hash slot. */
+  keysFor(circuitKey: string): [string, string] {
+    const base = `${this.prefix}:cb:{${circuitKey}}`;
+    return [base, `${base}:ring`];
+  }
+
+  acquire(key: string, policy: CircuitPolicy, now: number): CircuitAcquireResult | Promise<CircuitAcquireResult> {
+    if (this.cacheTtl > 0) {
+      const cached = this.closedUntil.get(key);
+      if (cached && now < cached.until) return { state: 'closed', permit: { generation: cached.generation, probe: false } };
+    }
+    return this.run(key, policy, now, 'acquire', [], (reply) => {
+      const [admitted, state, generation, probe, retryAfter, verdictDueAt] = reply;
+      const transition = toTransition(reply, 6);
+      const st = state as CircuitState;
+      if (st === 'closed' && this.cacheTtl > 0) this.closedUntil.set(key, { until: now + this.cacheTtl, generation: Number(generation) });
+      else this.closedUntil.delete(key);
+      return {
+        state: st,
+        permit: admitted === 1 ? { generation: Number(generation), probe: probe === 1 } : undefined,
+        retryAfter: Number(retryAfter) >= 0 ? Number(retryAfter) : undefined,
+        verdictDueAt: Number(verdictDueAt) >= 0 ? Number(verdictDueAt) : undefined,
+        transition,
+      };
+    }, () => this.localAcquire(key, policy, now));
+  }
+
+  record(
+    key: string,
+    policy: CircuitPolicy,
+    permit: CircuitPermit,
+    result: CircuitCallResult,
+    now: number,
+  ): CircuitTransition | undefined | Promise<CircuitTransition | undefined> {
+    if ((permit as LocalPermit).origin === LOCAL) return this.local.record(key, policy, permit, result, now);
+    if (result === 'success' && !permit.probe) {
+      // Closed-path successes never change the state: send them with the next call.
+      this.addPending(key, policy, permit.generation, now);
+      return undefined;
+    }
+    this.closedUntil.delete(key);
+    return this.run(
+      key,
+      policy,
+      now,
+      'record',
+      [permit.generation, permit.probe ? '1' : '0', result],
+      (reply) => toTransition(reply, 2),
+      () => undefined,
+    );
+  }
+
+  isolate(key: string, policy: CircuitPolicy, now: number): Promise<CircuitTransition | undefined> {
+    this.closedUntil.delete(key);
+    return Promise.resolve(
+      this.run(key, policy, now, 'isolate', [], (reply) => toTransition(reply, 2), () => this.local.isolate(key, policy, now)),
+    );
+  }
+
+  close(key: string, policy: CircuitPolicy, now: number): Promise<CircuitTransition | undefined> {
+    this.closedUntil.delete(key);
+    return Promise.resolve(
+      this.run(key, policy, now, 'close', [], (reply) => toTransition(reply, 2), () => this.local.close(key, policy, now)),
+    );
+  }
+
+  async exportSnapshot(key: string, policy: CircuitPolicy): Promise<CircuitSnapshot> {
+    const reply = await this.call(key, policy, this.time.now(), 'export', []);
+    const [state, gen, bu, lbd, hos, hoa, pi, ps, lta, cf, w, ring] = reply;
+    return {
+      version: 1,
+      state: state as CircuitState,
+      generation: Number(gen),
+      blockedUntil: Number(bu),
+      lastBreakDuration: Number(lbd),
+      halfOpenSince: Number(hos),
+      halfOpenAttempts: Number(hoa),
+      probesIssued: Number(pi),
+      probesSucceeded: Number(ps),
+      lastTransitionAt: Number(lta),
+      metrics: toMetrics(policy, Number(cf), String(w ?? ''), String(ring ?? '')),
+    };
+  }
+
+  async importSnapshot(key: string, policy: CircuitPolicy, snapshot: CircuitSnapshot): Promise<void> {
+    this.closedUntil.delete(key);
+    const m = snapshot.metrics;
+    const payload =
+      m.kind === 'consecutive'
+        ? String(m.consecutiveFailures)
+        : m.kind === 'count-window'
+          ? m.outcomes
+          : m.windows.map(([s, ok, f]) => `${s}:${ok}:${f}`).join('|');
+    await this.call(key, policy, this.time.now(), 'import', [
+      snapshot.state,
+      snapshot.generation,
+      snapshot.blockedUntil,
+      snapshot.lastBreakDuration,
+      snapshot.halfOpenSince,
+      snapshot.halfOpenAttempts,
+      snapshot.lastTransitionAt,
+      payload,
+    ]);
+  }
+
+  /** Sends the successes still waiting, and stops the flush timer. Call before closing the client. */
+  async flush(): Promise<void> {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    const entries = [...this.pending.entries()];
+    this.pending.clear();
+    await Promise.all(
+      entries.map(([key, { policy, successes }]) =>
+        this.send(key, policy, successes.at, 'export', [], successes).catch(() => undefined),
+      ),
+    );
+  }
+
+  // ------------------------------------------------------------------------------------------------
+
+  /**
+   * Runs the script for a key (carrying its pending successes) within the time budget, or falls back.
+   * While Redis is marked unavailable the fallback answers at once, synchronously.
+   */
+  private run<R>(
+    key: string,
+    policy: CircuitPolicy,
+    now: number,
+    op: string,
+    args: (string | number)[],
+    parse: (reply: ScriptReply) => R,
+    fallback: () => R,
+  ): R | Promise<R> {
+    if (this.outage && this.time.now() < this.unavailableUntil) return fallback();
+    const pending = this.takePending(key);
+    return this.send(key, policy, now, op, args, pending).then(
+      async (reply) => {
+        if (this.outage) this.recovered();
+        const parsed = parse(reply);
+        const transition = transitionOf(parsed);
+        if (transition?.to === 'open' && policy.breakDurationGenerator) {
+          await this.applyGeneratedBreak(key, policy, reply, transition);
+        }
+        return parsed;
+      },
+      (error: unknown) => {
+        this.unavailable(error);
+        return fallback();
+      },
+    );
+  }
+
+  /** The script opened with the fixed break; a generator's break replaces it (same generation only). */
+  private async applyGeneratedBreak(key: string, policy: CircuitPolicy, reply: ScriptReply, t: CircuitTransition): Promise<void> {
+    const generation = Number(reply[typeof reply[0] === 'number' ? 2 : 1]);
+    const generated = policy.breakDurationGenerator!({
+      failureCount: t.health?.failures ?? 0,
+      failureRatio: t.health?.failureRatio ?? 0,
+      halfOpenAttempts: t.reason === 'failure-threshold' ? 0 : 1,
+    });
+    if (typeof generated !== 'number' || !(generated >= 0)) return;
+    (t as { breakDuration?: number }).breakDuration = generated;
+    await this.send(key, policy, this.time.now(), 'setBreak', [generation, Math.round(generated)]).catch(() => undefined);
+  }
+
+  private call(key: string, policy: CircuitPolicy, now: number, op: string, args: (string | number)[]): Promise<ScriptReply> {
+    return this.send(key, policy, now, op, args, this.takePending(key));
+  }
+
+  /** One script call, raced against the operation timeout. */
+  private send(
+    key: string,
+    policy: CircuitPolicy,
+    now: number,
+    op: string,
+    args: (string | number)[],
+    pending?: PendingSuccesses,
+  ): Promise<ScriptReply> {
+    const [hashKey, ringKey] = this.keysFor(key);
+    const ttl = Math.max(
+      60_000,
+      2 * (policy.kind === 'time-window' || policy.kind === 'slow-call' ? policy.samplingDuration : 0),
+      2 * policy.breakDuration + policy.maxHalfOpenWait,
+    );
+    const command = (this.client as unknown as { nestResilienceCircuit: (...a: unknown[]) => Promise<ScriptReply> })
+      .nestResilienceCircuit(
+        hashKey,
+        ringKey,
+        op,
+        now,
+        policy.kind,
+        policy.failureThreshold,
+        policy.failureRatio,
+        policy.minimumThroughput,
+        policy.samplingDuration,
+        policy.windowSize,
+        policy.breakDuration,
+        policy.permittedCallsInHalfOpen,
+        policy.successThresholdInHalfOpen,
+        policy.maxHalfOpenWait,
+        ttl,
+        pending?.generation ?? -1,
+        pending?.count ?? 0,
+        pending?.at ?? now,
+        ...args,
+      );
+    return withTimeout(command, this.operationTimeout);
+  }
+
+  private addPending(key: string, policy: CircuitPolicy, generation: number, now: number): void {
+    const entry = this.pending.get(key);
+    if (entry && entry.successes.generation === generation) {
+      entry.successes.count++;
+      entry.successes.at = now;
+    } else {
+      this.pending.set(key, { policy, successes: { generation, count: 1, at: now } });
+    }
+    if (!this.flushTimer) {
+      this.flushTimer = setTimeout(() => {
+        this.flushTimer = undefined;
+        void this.flush();
+      }, Math.max(this.flushInterval, this.cacheTtl));
+      this.flushTimer.unref?.();
+    }
+  }
+
+  private takePending(key: string): PendingSuccesses | undefined {
+    const entry = this.pending.get(key);
+    if (!entry) return undefined;
+    this.pending.delete(key);
+    return entry.successes;
+  }
+
+  private localAcquire(key: string, policy: CircuitPolicy, now: number): CircuitAcquireResult {
+    switch (this.outageMode) {
+      case 'allow':
+        return { state: 'closed', permit: { generation: -1, probe: false, origin: LOCAL } as LocalPermit };
+      case 'reject':
+        return { state: 'open', retryAfter: Math.max(1, this.unavailableUntil - now) };
+      case 'local': {
+        this.touchedLocally.set(key, policy);
+        const decision = this.local.acquire(key, policy, now);
+        return decision.permit ? { ...decision, permit: { ...decision.permit, origin: LOCAL } as LocalPermit } : decision;
+      }
+    }
+  }
+
+  private unavailable(error: unknown): void {
+    this.unavailableUntil = this.time.now() + this.retryInterval;
+    if (this.outage) return;
+    this.outage = true;
+    this.closedUntil.clear();
+    this.logger.warn(
+      `Redis circuit-breaker store unavailable (${describe(error)}); using the "${this.outageMode}" outage mode until it is back.`,
+    );
+    this.options.onAvailabilityChange?.(false, error);
+  }
+
+  private recovered(): void {
+    this.outage = false;
+    (this.logger.log ?? this.logger.warn).call(this.logger, 'Redis circuit-breaker store is back.');
+    this.options.onAvailabilityChange?.(true);
+    // Circuits that opened here during the outage tell the fleet; the rest follow Redis again.
+    const touched = [...this.touchedLocally.entries()];
+    this.touchedLocally.clear();
+    for (const [key, policy] of touched) {
+      const snapshot = this.local.exportSnapshot(key, policy);
+      this.local.delete(key);
+      if (snapshot.state === 'open' || snapshot.state === 'isolated') {
+        void this.importSnapshot(key, policy, snapshot).catch(() => undefined);
+      }
+    }
+  }
+}
+
+function transitionOf(parsed: unknown): CircuitTransition | undefined {
+  if (!parsed || typeof parsed !== 'object') return undefined;
+  if ('to' in parsed) return parsed as CircuitTransition;
+  return (parsed as { transition?: CircuitTransition }).transition;
+}
+
+function toTransition(reply: ScriptReply, at: number): CircuitTransition | undefined {
+  const from = reply[at];
+  if (!from) return undefined;
+  const breakDuration = Number(reply[at + 3]);
+  const throughput = Number(reply[at + 4]);
+  const failures = Number(reply[at + 5]);
+  return {
+    from: from as CircuitState,
+    to: reply[at + 1] as CircuitState,
+    reason: reply[at + 2] as CircuitTransitionReason,
+    breakDuration: breakDuration >= 0 ? breakDuration : undefined,
+    health: throughput >= 0 ? { throughput, failures, failureRatio: throughput === 0 ? 0 : failures / throughput } : undefined,
+  };
+}
+
+function toMetrics(policy: CircuitPolicy, consecutive: number, windows: string, ring: string): CircuitMetricsSnapshot {
+  if (policy.kind === 'consecutive') return { kind: 'consecutive', consecutiveFailures: consecutive };
+  if (policy.kind === 'count-window') return { kind: 'count-window', outcomes: ring };
+  return {
+    kind: policy.kind,
+    windows: windows
+      ? windows.split('|').map((entry) => {
+          const [s, ok, f] = entry.split(':').map(Number);
+          return [s, ok, f] as const;
+        })
+      : [],
+  };
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  if (!(ms > 0) || !Number.isFinite(ms)) return promise;
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
