@@ -1,0 +1,127 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
+import type { Redis } from 'ioredis';
+import { toCircuitPolicy } from '../../src/core/circuit-breaker/circuit-breaker.strategy.js';
+import { RedisCircuitBreakerStateStore } from '../../src/redis/index.js';
+import { commandArb, configArb, runScenario } from '../contracts/circuit-breaker.contract.js';
+import { ready, redisClient, uniquePrefix } from './redis-test.utils.js';
+
+describe('Redis circuit-breaker state store', () => {
+  const clients: Redis[] = [];
+  const client = () => {
+    const c = redisClient();
+    clients.push(c);
+    return c;
+  };
+
+  beforeAll(async () => {
+    await ready(client());
+  });
+
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.quit().catch(() => undefined)));
+  });
+
+  describe('against the reference model (the same contract as the in-memory store)', () => {
+    for (const kind of ['consecutive', 'time-window', 'count-window', 'slow-call'] as const) {
+      it(`agrees with the model for the ${kind} breaker`, async () => {
+        const keyPrefix = uniquePrefix(kind);
+        let run = 0;
+        await fc.assert(
+          fc.asyncProperty(configArb(kind), fc.array(commandArb, { minLength: 1, maxLength: 40 }), (config, commands) =>
+            runScenario(
+              config,
+              commands,
+              (timeProvider) => new RedisCircuitBreakerStateStore({ client: clients[0], keyPrefix, timeProvider }),
+              `circuit-${++run}`,
+            ),
+          ),
+          { numRuns: 40 },
+        );
+      });
+    }
+  });
+
+  it('hands out exactly permittedCallsInHalfOpen probes across many stores (processes) at once', async () => {
+    const prefix = uniquePrefix('probes');
+    const stores = Array.from({ length: 5 }, () => new RedisCircuitBreakerStateStore({ client: client(), keyPrefix: prefix }));
+    await Promise.all(clients.map((c) => ready(c)));
+    const policy = toCircuitPolicy({ kind: 'consecutive', failureThreshold: 1, breakDuration: 1_000, permittedCallsInHalfOpen: 3 });
+    const first = await stores[0].acquire('k', policy, 0);
+    await stores[0].record('k', policy, first.permit!, 'failure', 0);
+    const decisions = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => stores[i % stores.length].acquire('k', policy, 1_000)),
+    );
+    expect(decisions.filter((d) => d.permit?.probe)).toHaveLength(3);
+    const rejected = decisions.filter((d) => !d.permit);
+    expect(rejected).toHaveLength(197);
+    expect(rejected.every((d) => d.retryAfter! > 0)).toBe(true);
+    expect(decisions.filter((d) => d.transition?.to === 'half-open')).toHaveLength(1);
+  });
+
+  it('keeps every key under the application prefix with a hash tag, and with an expiry', async () => {
+    const prefix = uniquePrefix('keys');
+    const c = clients[0];
+    const store = new RedisCircuitBreakerStateStore({ client: c, keyPrefix: prefix });
+    const policy = toCircuitPolicy({ kind: 'count-window', windowSize: 5, minimumThroughput: 1, failureRatio: 1, breakDuration: 10_000 });
+    const { permit } = await store.acquire('orders/circuit-breaker', policy, Date.now());
+    await store.record('orders/circuit-breaker', policy, permit!, 'failure', Date.now());
+    const keys = (await c.keys(`${prefix}:*`)).sort();
+    expect(keys).toEqual([`${prefix}:cb:{orders/circuit-breaker}`, `${prefix}:cb:{orders/circuit-breaker}:ring`]);
+    for (const key of keys) expect(await c.pttl(key)).toBeGreaterThan(10_000);
+  });
+
+  it('sends closed-path successes with the next call: one script call per call', async () => {
+    const c = clients[0];
+    const store = new RedisCircuitBreakerStateStore({ client: c, keyPrefix: uniquePrefix('rtt') });
+    const policy = toCircuitPolicy({ kind: 'time-window', samplingDuration: 10_000, minimumThroughput: 5, failureRatio: 0.5 });
+    let scripts = 0;
+    const original = (c as unknown as { nestResilienceCircuit: (...a: unknown[]) => Promise<unknown> }).nestResilienceCircuit;
+    (c as unknown as { nestResilienceCircuit: unknown }).nestResilienceCircuit = (...a: unknown[]) => {
+      scripts++;
+      return original.apply(c, a);
+    };
+    try {
+      const t0 = Date.now();
+      for (let i = 0; i < 20; i++) {
+        const { permit } = await store.acquire('k', policy, t0 + i);
+        expect(store.record('k', policy, permit!, 'success', t0 + i)).toBeUndefined();
+      }
+      expect(scripts).toBe(20);
+      const snapshot = await store.exportSnapshot('k', policy);
+      expect(snapshot.metrics.kind === 'time-window' && snapshot.metrics.windows.reduce((n, w) => n + w[1], 0)).toBe(20);
+    } finally {
+      (c as unknown as { nestResilienceCircuit: unknown }).nestResilienceCircuit = original;
+    }
+  });
+
+  it('serves closed circuits from its read-through cache for localCacheTtl, seeing an opening elsewhere within that bound', async () => {
+    const prefix = uniquePrefix('cache');
+    const policy = toCircuitPolicy({ kind: 'consecutive', failureThreshold: 1, breakDuration: 60_000 });
+    const cached = new RedisCircuitBreakerStateStore({ client: clients[0], keyPrefix: prefix, localCacheTtl: 500 });
+    const other = new RedisCircuitBreakerStateStore({ client: clients[0], keyPrefix: prefix });
+    expect((await cached.acquire('k', policy, 10_000)).state).toBe('closed');
+    const { permit } = await other.acquire('k', policy, 10_100);
+    await other.record('k', policy, permit!, 'failure', 10_100);
+    const stale = cached.acquire('k', policy, 10_200);
+    expect(stale).toEqual({ state: 'closed', permit: expect.objectContaining({ probe: false }) }); // from memory, synchronously
+    const fresh = await cached.acquire('k', policy, 10_500);
+    expect(fresh.state).toBe('open');
+  });
+
+  it('round-trips a snapshot (a restarted process finds the circuit open)', async () => {
+    const prefix = uniquePrefix('snapshot');
+    const policy = toCircuitPolicy({ kind: 'consecutive', failureThreshold: 2, breakDuration: 30_000 });
+    const a = new RedisCircuitBreakerStateStore({ client: clients[0], keyPrefix: prefix });
+    for (let i = 0; i < 2; i++) {
+      const { permit } = await a.acquire('k', policy, 5_000);
+      await a.record('k', policy, permit!, 'failure', 5_000);
+    }
+    const snapshot = await a.exportSnapshot('k', policy);
+    expect(snapshot).toMatchObject({ version: 1, state: 'open', blockedUntil: 35_000 });
+    const restarted = new RedisCircuitBreakerStateStore({ client: clients[0], keyPrefix: prefix });
+    expect(await restarted.acquire('k', policy, 6_000)).toMatchObject({ state: 'open', retryAfter: 29_000 });
+    await restarted.importSnapshot('other', policy, snapshot);
+    expect(await restarted.acquire('other', policy, 6_000)).toMatchObject({ state: 'open', retryAfter: 29_000 });
+  });
+});
