@@ -34,9 +34,13 @@ export default async function globalSetup() {
   const bin = findRedisServer();
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'nest-resilience-redis-'));
-  const child = spawn(bin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    bin,
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   await new Promise((resolve, reject) => {
     let output = '';
     const onData = (chunk) => {

@@ -1,3 +1,5 @@
+import type { Redis } from 'ioredis';
+import type { StoreOutageMode } from '../redis/redis-circuit-breaker-state.store.js';
 import type {
   CircuitBreakerStateStore,
   OutcomePredicate,
@@ -6,14 +8,32 @@ import type {
   TimeProvider,
 } from '../core/index.js';
 
+/** The Redis store, as module configuration. @publicApi */
+export interface RedisStoreConfig {
+  /** A Redis URL: the module opens the connection and closes it on shutdown. */
+  url?: string;
+  /** Or a client of yours (ioredis): used as it is, never closed by the module. */
+  client?: Redis;
+  /** Namespaces the keys (one per application). Default `nest-resilience`. */
+  keyPrefix?: string;
+  operationTimeout?: number;
+  retryInterval?: number;
+  outageMode?: StoreOutageMode;
+  localCacheTtl?: number;
+  flushInterval?: number;
+}
+
 /** @publicApi */
 export interface ResilienceModuleOptions {
   /** Named pipelines as data; validated when the application starts. */
   pipelines?: Record<string, PipelineConfig>;
   /** Predicates that configuration may name, besides `all-errors`, `transient-network`, `http-transient`, `timeout`. */
   predicates?: Record<string, OutcomePredicate<unknown>>;
-  /** Where circuit-breaker state lives. Default: an in-memory store. */
-  store?: CircuitBreakerStateStore;
+  /**
+   * Where circuit-breaker state lives. Default: an in-memory store. `{ redis: { url } }` shares it
+   * between every instance of the application (ioredis is loaded only then).
+   */
+  store?: CircuitBreakerStateStore | { redis: RedisStoreConfig };
   /** The clock of every pipeline. Default: the system clock. */
   timeProvider?: TimeProvider;
   telemetryListeners?: TelemetryListener[];

@@ -13,6 +13,7 @@ import { RESILIENCE_BINDINGS } from './resilience.constants.js';
 import { enableAsyncContextPropagation } from './resilience-context.storage.js';
 import { RESILIENCE_MODULE_OPTIONS } from './resilience.module-definition.js';
 import type { ResilienceModuleOptions } from './resilience-module-options.interface.js';
+import { RESILIENCE_STORE_HANDLE, type ResilienceStoreHandle } from './resilience-store.factory.js';
 
 type Bindings = Map<ResilienceMethodMetadata, ResilienceMethodBinding>;
 
@@ -34,6 +35,7 @@ export class ResilienceExplorer implements OnModuleInit, OnApplicationShutdown {
     private readonly scanner: MetadataScanner,
     @Inject(ResiliencePipelineRegistry) private readonly registry: ResiliencePipelineRegistry,
     @Optional() @Inject(RESILIENCE_MODULE_OPTIONS) private readonly options?: ResilienceModuleOptions,
+    @Optional() @Inject(RESILIENCE_STORE_HANDLE) private readonly storeHandle?: ResilienceStoreHandle,
   ) {}
 
   onModuleInit(): void {
@@ -49,6 +51,7 @@ export class ResilienceExplorer implements OnModuleInit, OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     for (const prototype of this.prototypesBound) delete (prototype as Record<symbol, unknown>)[RESILIENCE_BINDINGS];
     await this.registry.dispose();
+    await this.storeHandle?.close();
   }
 
   private bindWrapper(wrapper: InstanceWrapper<unknown>, seen: Set<object>, v: OptionsValidator): void {

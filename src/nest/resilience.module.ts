@@ -2,6 +2,11 @@ import { Inject, Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, DiscoveryModule } from '@nestjs/core';
 import { ResiliencePipelineRegistry, type PipelineConfig } from '../core/internal.js';
 import { ResilienceExceptionFilter } from './resilience-exception.filter.js';
+import {
+  createResilienceStore,
+  RESILIENCE_STORE_HANDLE,
+  type ResilienceStoreHandle,
+} from './resilience-store.factory.js';
 import { ResilienceExplorer } from './resilience.explorer.js';
 import { ResilienceInterceptor } from './resilience.interceptor.js';
 import { ConfigurableResilienceModule, RESILIENCE_MODULE_OPTIONS } from './resilience.module-definition.js';
@@ -20,13 +25,18 @@ import { CIRCUIT_BREAKER_STATE_STORE, RESILIENCE_TIME_PROVIDER } from './resilie
   imports: [DiscoveryModule],
   providers: [
     {
-      provide: ResiliencePipelineRegistry,
+      provide: RESILIENCE_STORE_HANDLE,
       inject: [RESILIENCE_MODULE_OPTIONS],
-      useFactory: (options: ResilienceModuleOptions) =>
+      useFactory: (options: ResilienceModuleOptions) => createResilienceStore(options),
+    },
+    {
+      provide: ResiliencePipelineRegistry,
+      inject: [RESILIENCE_MODULE_OPTIONS, RESILIENCE_STORE_HANDLE],
+      useFactory: (options: ResilienceModuleOptions, handle: ResilienceStoreHandle) =>
         new ResiliencePipelineRegistry({
           pipelines: options.pipelines,
           predicates: options.predicates,
-          stateStore: options.store,
+          stateStore: handle.store,
           timeProvider: options.timeProvider,
           telemetryListeners: options.telemetryListeners,
         }),

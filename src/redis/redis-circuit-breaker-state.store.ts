@@ -133,22 +133,32 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
   acquire(key: string, policy: CircuitPolicy, now: number): CircuitAcquireResult | Promise<CircuitAcquireResult> {
     if (this.cacheTtl > 0) {
       const cached = this.closedUntil.get(key);
-      if (cached && now < cached.until) return { state: 'closed', permit: { generation: cached.generation, probe: false } };
+      if (cached && now < cached.until)
+        return { state: 'closed', permit: { generation: cached.generation, probe: false } };
     }
-    return this.run(key, policy, now, 'acquire', [], (reply) => {
-      const [admitted, state, generation, probe, retryAfter, verdictDueAt] = reply;
-      const transition = toTransition(reply, 6);
-      const st = state as CircuitState;
-      if (st === 'closed' && this.cacheTtl > 0) this.closedUntil.set(key, { until: now + this.cacheTtl, generation: Number(generation) });
-      else this.closedUntil.delete(key);
-      return {
-        state: st,
-        permit: admitted === 1 ? { generation: Number(generation), probe: probe === 1 } : undefined,
-        retryAfter: Number(retryAfter) >= 0 ? Number(retryAfter) : undefined,
-        verdictDueAt: Number(verdictDueAt) >= 0 ? Number(verdictDueAt) : undefined,
-        transition,
-      };
-    }, () => this.localAcquire(key, policy, now));
+    return this.run(
+      key,
+      policy,
+      now,
+      'acquire',
+      [],
+      (reply) => {
+        const [admitted, state, generation, probe, retryAfter, verdictDueAt] = reply;
+        const transition = toTransition(reply, 6);
+        const st = state as CircuitState;
+        if (st === 'closed' && this.cacheTtl > 0)
+          this.closedUntil.set(key, { until: now + this.cacheTtl, generation: Number(generation) });
+        else this.closedUntil.delete(key);
+        return {
+          state: st,
+          permit: admitted === 1 ? { generation: Number(generation), probe: probe === 1 } : undefined,
+          retryAfter: Number(retryAfter) >= 0 ? Number(retryAfter) : undefined,
+          verdictDueAt: Number(verdictDueAt) >= 0 ? Number(verdictDueAt) : undefined,
+          transition,
+        };
+      },
+      () => this.localAcquire(key, policy, now),
+    );
   }
 
   record(
@@ -179,14 +189,30 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
   isolate(key: string, policy: CircuitPolicy, now: number): Promise<CircuitTransition | undefined> {
     this.closedUntil.delete(key);
     return Promise.resolve(
-      this.run(key, policy, now, 'isolate', [], (reply) => toTransition(reply, 2), () => this.local.isolate(key, policy, now)),
+      this.run(
+        key,
+        policy,
+        now,
+        'isolate',
+        [],
+        (reply) => toTransition(reply, 2),
+        () => this.local.isolate(key, policy, now),
+      ),
     );
   }
 
   close(key: string, policy: CircuitPolicy, now: number): Promise<CircuitTransition | undefined> {
     this.closedUntil.delete(key);
     return Promise.resolve(
-      this.run(key, policy, now, 'close', [], (reply) => toTransition(reply, 2), () => this.local.close(key, policy, now)),
+      this.run(
+        key,
+        policy,
+        now,
+        'close',
+        [],
+        (reply) => toTransition(reply, 2),
+        () => this.local.close(key, policy, now),
+      ),
     );
   }
 
@@ -277,7 +303,12 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
   }
 
   /** The script opened with the fixed break; a generator's break replaces it (same generation only). */
-  private async applyGeneratedBreak(key: string, policy: CircuitPolicy, reply: ScriptReply, t: CircuitTransition): Promise<void> {
+  private async applyGeneratedBreak(
+    key: string,
+    policy: CircuitPolicy,
+    reply: ScriptReply,
+    t: CircuitTransition,
+  ): Promise<void> {
     const generation = Number(reply[typeof reply[0] === 'number' ? 2 : 1]);
     const generated = policy.breakDurationGenerator!({
       failureCount: t.health?.failures ?? 0,
@@ -286,10 +317,18 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
     });
     if (typeof generated !== 'number' || !(generated >= 0)) return;
     (t as { breakDuration?: number }).breakDuration = generated;
-    await this.send(key, policy, this.time.now(), 'setBreak', [generation, Math.round(generated)]).catch(() => undefined);
+    await this.send(key, policy, this.time.now(), 'setBreak', [generation, Math.round(generated)]).catch(
+      () => undefined,
+    );
   }
 
-  private call(key: string, policy: CircuitPolicy, now: number, op: string, args: (string | number)[]): Promise<ScriptReply> {
+  private call(
+    key: string,
+    policy: CircuitPolicy,
+    now: number,
+    op: string,
+    args: (string | number)[],
+  ): Promise<ScriptReply> {
     return this.send(key, policy, now, op, args, this.takePending(key));
   }
 
@@ -308,28 +347,29 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
       2 * (policy.kind === 'time-window' || policy.kind === 'slow-call' ? policy.samplingDuration : 0),
       2 * policy.breakDuration + policy.maxHalfOpenWait,
     );
-    const command = (this.client as unknown as { nestResilienceCircuit: (...a: unknown[]) => Promise<ScriptReply> })
-      .nestResilienceCircuit(
-        hashKey,
-        ringKey,
-        op,
-        now,
-        policy.kind,
-        policy.failureThreshold,
-        policy.failureRatio,
-        policy.minimumThroughput,
-        policy.samplingDuration,
-        policy.windowSize,
-        policy.breakDuration,
-        policy.permittedCallsInHalfOpen,
-        policy.successThresholdInHalfOpen,
-        policy.maxHalfOpenWait,
-        ttl,
-        pending?.generation ?? -1,
-        pending?.count ?? 0,
-        pending?.at ?? now,
-        ...args,
-      );
+    const command = (
+      this.client as unknown as { nestResilienceCircuit: (...a: unknown[]) => Promise<ScriptReply> }
+    ).nestResilienceCircuit(
+      hashKey,
+      ringKey,
+      op,
+      now,
+      policy.kind,
+      policy.failureThreshold,
+      policy.failureRatio,
+      policy.minimumThroughput,
+      policy.samplingDuration,
+      policy.windowSize,
+      policy.breakDuration,
+      policy.permittedCallsInHalfOpen,
+      policy.successThresholdInHalfOpen,
+      policy.maxHalfOpenWait,
+      ttl,
+      pending?.generation ?? -1,
+      pending?.count ?? 0,
+      pending?.at ?? now,
+      ...args,
+    );
     return withTimeout(command, this.operationTimeout);
   }
 
@@ -342,10 +382,13 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
       this.pending.set(key, { policy, successes: { generation, count: 1, at: now } });
     }
     if (!this.flushTimer) {
-      this.flushTimer = setTimeout(() => {
-        this.flushTimer = undefined;
-        void this.flush();
-      }, Math.max(this.flushInterval, this.cacheTtl));
+      this.flushTimer = setTimeout(
+        () => {
+          this.flushTimer = undefined;
+          void this.flush();
+        },
+        Math.max(this.flushInterval, this.cacheTtl),
+      );
       this.flushTimer.unref?.();
     }
   }
@@ -366,7 +409,9 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
       case 'local': {
         this.touchedLocally.set(key, policy);
         const decision = this.local.acquire(key, policy, now);
-        return decision.permit ? { ...decision, permit: { ...decision.permit, origin: LOCAL } as LocalPermit } : decision;
+        return decision.permit
+          ? { ...decision, permit: { ...decision.permit, origin: LOCAL } as LocalPermit }
+          : decision;
       }
     }
   }
@@ -416,7 +461,10 @@ function toTransition(reply: ScriptReply, at: number): CircuitTransition | undef
     to: reply[at + 1] as CircuitState,
     reason: reply[at + 2] as CircuitTransitionReason,
     breakDuration: breakDuration >= 0 ? breakDuration : undefined,
-    health: throughput >= 0 ? { throughput, failures, failureRatio: throughput === 0 ? 0 : failures / throughput } : undefined,
+    health:
+      throughput >= 0
+        ? { throughput, failures, failureRatio: throughput === 0 ? 0 : failures / throughput }
+        : undefined,
   };
 }
 
@@ -454,4 +502,3 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
-

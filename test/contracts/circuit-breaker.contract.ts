@@ -348,4 +348,3 @@ export async function runScenario(
     expect(`${where}: ${snapshot.state}`).toBe(`${where}: ${model.state}`);
   }
 }
-

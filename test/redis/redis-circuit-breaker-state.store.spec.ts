@@ -44,9 +44,17 @@ describe('Redis circuit-breaker state store', () => {
 
   it('hands out exactly permittedCallsInHalfOpen probes across many stores (processes) at once', async () => {
     const prefix = uniquePrefix('probes');
-    const stores = Array.from({ length: 5 }, () => new RedisCircuitBreakerStateStore({ client: client(), keyPrefix: prefix }));
+    const stores = Array.from(
+      { length: 5 },
+      () => new RedisCircuitBreakerStateStore({ client: client(), keyPrefix: prefix }),
+    );
     await Promise.all(clients.map((c) => ready(c)));
-    const policy = toCircuitPolicy({ kind: 'consecutive', failureThreshold: 1, breakDuration: 1_000, permittedCallsInHalfOpen: 3 });
+    const policy = toCircuitPolicy({
+      kind: 'consecutive',
+      failureThreshold: 1,
+      breakDuration: 1_000,
+      permittedCallsInHalfOpen: 3,
+    });
     const first = await stores[0].acquire('k', policy, 0);
     await stores[0].record('k', policy, first.permit!, 'failure', 0);
     const decisions = await Promise.all(
@@ -63,7 +71,13 @@ describe('Redis circuit-breaker state store', () => {
     const prefix = uniquePrefix('keys');
     const c = clients[0];
     const store = new RedisCircuitBreakerStateStore({ client: c, keyPrefix: prefix });
-    const policy = toCircuitPolicy({ kind: 'count-window', windowSize: 5, minimumThroughput: 1, failureRatio: 1, breakDuration: 10_000 });
+    const policy = toCircuitPolicy({
+      kind: 'count-window',
+      windowSize: 5,
+      minimumThroughput: 1,
+      failureRatio: 1,
+      breakDuration: 10_000,
+    });
     const { permit } = await store.acquire('orders/circuit-breaker', policy, Date.now());
     await store.record('orders/circuit-breaker', policy, permit!, 'failure', Date.now());
     const keys = (await c.keys(`${prefix}:*`)).sort();
@@ -74,9 +88,15 @@ describe('Redis circuit-breaker state store', () => {
   it('sends closed-path successes with the next call: one script call per call', async () => {
     const c = clients[0];
     const store = new RedisCircuitBreakerStateStore({ client: c, keyPrefix: uniquePrefix('rtt') });
-    const policy = toCircuitPolicy({ kind: 'time-window', samplingDuration: 10_000, minimumThroughput: 5, failureRatio: 0.5 });
+    const policy = toCircuitPolicy({
+      kind: 'time-window',
+      samplingDuration: 10_000,
+      minimumThroughput: 5,
+      failureRatio: 0.5,
+    });
     let scripts = 0;
-    const original = (c as unknown as { nestResilienceCircuit: (...a: unknown[]) => Promise<unknown> }).nestResilienceCircuit;
+    const original = (c as unknown as { nestResilienceCircuit: (...a: unknown[]) => Promise<unknown> })
+      .nestResilienceCircuit;
     (c as unknown as { nestResilienceCircuit: unknown }).nestResilienceCircuit = (...a: unknown[]) => {
       scripts++;
       return original.apply(c, a);
@@ -89,7 +109,9 @@ describe('Redis circuit-breaker state store', () => {
       }
       expect(scripts).toBe(20);
       const snapshot = await store.exportSnapshot('k', policy);
-      expect(snapshot.metrics.kind === 'time-window' && snapshot.metrics.windows.reduce((n, w) => n + w[1], 0)).toBe(20);
+      expect(snapshot.metrics.kind === 'time-window' && snapshot.metrics.windows.reduce((n, w) => n + w[1], 0)).toBe(
+        20,
+      );
     } finally {
       (c as unknown as { nestResilienceCircuit: unknown }).nestResilienceCircuit = original;
     }

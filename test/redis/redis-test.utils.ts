@@ -15,14 +15,15 @@ export function redisClient(options: { retryDelay?: number; url?: string } = {})
 export async function ready(client: Redis): Promise<void> {
   if (client.status === 'ready') return;
   await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('redis client not ready')), 5_000);
     const onReady = () => {
+      clearTimeout(timer);
       client.off('error', onError);
       resolve();
     };
     const onError = () => undefined;
     client.once('ready', onReady);
     client.on('error', onError);
-    setTimeout(() => reject(new Error('redis client not ready')), 5_000).unref();
   });
 }
 

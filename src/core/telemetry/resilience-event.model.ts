@@ -89,6 +89,8 @@ export interface ResilienceEventMap {
   OnRateLimiterRejected: { readonly retryAfter: number | undefined };
   OnHedging: { readonly attemptNumber: number };
   OnChaosInjected: { readonly kind: 'fault' | 'latency' | 'outcome' | 'behavior' };
+  OnStateStoreUnavailable: { readonly error: unknown };
+  OnStateStoreRestored: { readonly error: unknown };
   PipelineExecuting: Record<string, never>;
   PipelineExecuted: PipelineExecutedEventArguments;
 }
