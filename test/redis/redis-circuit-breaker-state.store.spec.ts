@@ -58,7 +58,7 @@ describe('Redis circuit-breaker state store', () => {
     const first = await stores[0].acquire('k', policy, 0);
     await stores[0].record('k', policy, first.permit!, 'failure', 0);
     const decisions = await Promise.all(
-      Array.from({ length: 200 }, (_, i) => stores[i % stores.length].acquire('k', policy, 1_000)),
+      Array.from({ length: 200 }, (_, i) => Promise.resolve(stores[i % stores.length].acquire('k', policy, 1_000))),
     );
     expect(decisions.filter((d) => d.permit?.probe)).toHaveLength(3);
     const rejected = decisions.filter((d) => !d.permit);

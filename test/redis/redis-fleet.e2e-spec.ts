@@ -157,14 +157,14 @@ describe('Redis going away mid-traffic', () => {
     );
     await new Promise<void>((resolve, reject) => {
       let output = '';
-      child.stdout!.on('data', (chunk: Buffer) => {
+      child.stdout.on('data', (chunk: Buffer) => {
         output += chunk.toString();
         if (output.includes('Ready to accept connections')) resolve();
       });
       child.once('exit', (code) => reject(new Error(`redis-server exited with ${code}`)));
     });
-    child.stdout!.removeAllListeners('data');
-    child.stdout!.resume();
+    child.stdout.removeAllListeners('data');
+    child.stdout.resume();
     return child;
   }
 
