@@ -4,14 +4,19 @@ import {
   ResilienceContext,
   StrategyTelemetry,
   type CircuitBreakerStateStore,
+  type RateLimiter,
+  type RateLimiterStrategyOptions,
   type TelemetryListener,
   type TimeProvider,
 } from '../core/internal.js';
+import type { DistributedRateLimit } from '../redis/redis-rate-limiter.js';
 import type { RedisStoreConfig, ResilienceModuleOptions } from './resilience-module-options.interface.js';
 
 /** The store the module uses, and what it must close on shutdown. @internal */
 export interface ResilienceStoreHandle {
   readonly store: CircuitBreakerStateStore;
+  /** Limiters shared through the store, for limits marked `distributed`. */
+  readonly distributedLimiter?: (id: string, options: RateLimiterStrategyOptions) => RateLimiter;
   close(): Promise<void>;
 }
 
@@ -37,7 +42,7 @@ async function createRedisStore(
   timeProvider: TimeProvider | undefined,
   listeners: readonly TelemetryListener[] | undefined,
 ): Promise<ResilienceStoreHandle> {
-  const [{ Redis }, { RedisCircuitBreakerStateStore }] = await Promise.all([
+  const [{ Redis }, { RedisCircuitBreakerStateStore, RedisRateLimiter }] = await Promise.all([
     import('ioredis'),
     import('../redis/index.js'),
   ]);
@@ -70,6 +75,19 @@ async function createRedisStore(
   });
   return {
     store,
+    distributedLimiter: (id, limitOptions) =>
+      new RedisRateLimiter({
+        client,
+        name: id,
+        keyPrefix: storeOptions.keyPrefix,
+        limit: limitOptions as DistributedRateLimit,
+        partitionKey: limitOptions.partitionKey,
+        operationTimeout: storeOptions.operationTimeout,
+        retryInterval: storeOptions.retryInterval,
+        outageMode: storeOptions.outageMode,
+        logger,
+        timeProvider,
+      }),
     close: async () => {
       await store.flush();
       if (!given) await client.quit().catch(() => client.disconnect());

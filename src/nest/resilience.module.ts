@@ -32,14 +32,21 @@ import { CIRCUIT_BREAKER_STATE_STORE, RESILIENCE_TIME_PROVIDER } from './resilie
     {
       provide: ResiliencePipelineRegistry,
       inject: [RESILIENCE_MODULE_OPTIONS, RESILIENCE_STORE_HANDLE],
-      useFactory: (options: ResilienceModuleOptions, handle: ResilienceStoreHandle) =>
-        new ResiliencePipelineRegistry({
-          pipelines: options.pipelines,
-          predicates: options.predicates,
-          stateStore: handle.store,
-          timeProvider: options.timeProvider,
-          telemetryListeners: options.telemetryListeners,
-        }),
+      useFactory: async (options: ResilienceModuleOptions, handle: ResilienceStoreHandle) => {
+        try {
+          return new ResiliencePipelineRegistry({
+            pipelines: options.pipelines,
+            predicates: options.predicates,
+            stateStore: handle.store,
+            distributedLimiter: handle.distributedLimiter,
+            timeProvider: options.timeProvider,
+            telemetryListeners: options.telemetryListeners,
+          });
+        } catch (error) {
+          await handle.close(); // a start that fails leaves no connection behind
+          throw error;
+        }
+      },
     },
     {
       provide: CIRCUIT_BREAKER_STATE_STORE,

@@ -4,3 +4,4 @@ export {
   type StoreLogger,
   type StoreOutageMode,
 } from './redis-circuit-breaker-state.store.js';
+export { RedisRateLimiter, type DistributedRateLimit, type RedisRateLimiterOptions } from './redis-rate-limiter.js';

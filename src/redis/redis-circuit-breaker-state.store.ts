@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { describeError, withTimeout } from './redis.util.js';
 import {
   InMemoryCircuitBreakerStateStore,
   systemTimeProvider,
@@ -422,7 +423,7 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
     this.outage = true;
     this.closedUntil.clear();
     this.logger.warn(
-      `Redis circuit-breaker store unavailable (${describe(error)}); using the "${this.outageMode}" outage mode until it is back.`,
+      `Redis circuit-breaker store unavailable (${describeError(error)}); using the "${this.outageMode}" outage mode until it is back.`,
     );
     this.options.onAvailabilityChange?.(false, error);
   }
@@ -480,25 +481,4 @@ function toMetrics(policy: CircuitPolicy, consecutive: number, windows: string, 
         })
       : [],
   };
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  if (!(ms > 0) || !Number.isFinite(ms)) return promise;
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
-  });
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -51,6 +51,11 @@ export interface RateLimiterStrategyOptions {
   partitionKey?: (context: ResilienceContext) => string;
   /** Runs when a call is rejected, before `RateLimiterRejectedError` is thrown. */
   onRejected?: (args: OnRateLimiterRejectedArguments) => void | PromiseLike<void>;
+  /**
+   * In a registry with a distributed store (the Nest module with `store: { redis }`): share this limit
+   * between every process through Redis (token bucket and sliding window).
+   */
+  distributed?: boolean;
 }
 
 const FIELDS: Record<RateLimitKind, { required: readonly string[]; optional: readonly string[] }> = {
@@ -78,6 +83,7 @@ export const RATE_LIMITER_OPTION_KEYS = [
   'limiter',
   'partitionKey',
   'onRejected',
+  'distributed',
 ];
 
 /** Polly's default when nothing is configured: 1,000 concurrent calls, no queue. @publicApi */
@@ -88,7 +94,11 @@ export function validateRateLimiterOptions(v: OptionsValidator, o: RateLimiterSt
   v.knownKeys(o, RATE_LIMITER_OPTION_KEYS)
     .string('name', o.name)
     .func('partitionKey', o.partitionKey)
-    .func('onRejected', o.onRejected);
+    .func('onRejected', o.onRejected)
+    .boolean('distributed', o.distributed);
+  if (o.distributed && o.kind !== 'token-bucket' && o.kind !== 'sliding-window') {
+    v.add('distributed', o.distributed, 'applies to kind "token-bucket" or "sliding-window"');
+  }
   const given = [
     o.kind !== undefined && 'kind',
     o.limits !== undefined && 'limits',
@@ -107,7 +117,7 @@ export function validateRateLimiterOptions(v: OptionsValidator, o: RateLimiterSt
         if ((o as Record<string, unknown>)[field] !== undefined)
           v.add(field, (o as Record<string, unknown>)[field], 'needs a kind');
     } else {
-      const { name: _n, limits: _l, limiter: _r, partitionKey: _p, onRejected: _o, ...definition } = o;
+      const { name: _n, limits: _l, limiter: _r, partitionKey: _p, onRejected: _o, distributed: _d, ...definition } = o;
       validateDefinition(v, definition, false);
     }
   }
@@ -159,7 +169,7 @@ export function limiterFromOptions(o: RateLimiterStrategyOptions, time: TimeProv
       return limits.length === 1 ? limits[0] : new ChainedRateLimiter(limits);
     }
     if (o.kind === undefined) return createRateLimiter(DEFAULT_RATE_LIMIT, time);
-    const { name: _n, limits: _l, limiter: _r, partitionKey: _p, onRejected: _o, ...definition } = o;
+    const { name: _n, limits: _l, limiter: _r, partitionKey: _p, onRejected: _o, distributed: _d, ...definition } = o;
     return createRateLimiter(definition as RateLimitDefinition, time);
   };
   if (o.partitionKey && !o.limiter) return new PartitionedRateLimiter(o.partitionKey, () => single());

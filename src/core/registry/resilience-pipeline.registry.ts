@@ -26,6 +26,8 @@ export interface ResiliencePipelineRegistryOptions {
   timeProvider?: TimeProvider;
   telemetryListeners?: readonly TelemetryListener[];
   random?: () => number;
+  /** Makes the limiter of a limit marked `distributed` (e.g. a `RedisRateLimiter`); `id` names it. */
+  distributedLimiter?: (id: string, options: RateLimiterStrategyOptions) => RateLimiter;
 }
 
 /** Configures a pipeline added by code (`getOrAddPipeline`). @publicApi */
@@ -209,7 +211,20 @@ export class ResiliencePipelineRegistry {
   ): RateLimiter {
     const id = `${name}\u0000${key ?? ''}\u0000${section}`;
     let limiter = this.limiters.get(id);
-    if (!limiter) this.limiters.set(id, (limiter = limiterFromOptions(options, this.timeProvider)));
+    if (!limiter) {
+      if (options.distributed) {
+        const factory = this.options.distributedLimiter;
+        if (!factory) {
+          throw new Error(
+            `The ${section} of pipeline "${name}" is distributed, but no distributed store is configured (store: { redis }).`,
+          );
+        }
+        limiter = factory([name, key, section].filter((p) => p !== undefined).join(':'), options);
+      } else {
+        limiter = limiterFromOptions(options, this.timeProvider);
+      }
+      this.limiters.set(id, limiter);
+    }
     return limiter;
   }
 

@@ -1,0 +1,147 @@
+import type { Redis } from 'ioredis';
+import { describeError, withTimeout } from './redis.util.js';
+import { randomUUID } from 'node:crypto';
+import {
+  createRateLimiter,
+  systemTimeProvider,
+  type RateLimiter,
+  type RateLimitLease,
+  type ResilienceContext,
+  type TimeProvider,
+} from '../core/internal.js';
+import type { StoreLogger, StoreOutageMode } from './redis-circuit-breaker-state.store.js';
+import { SLIDING_WINDOW_SCRIPT, TOKEN_BUCKET_SCRIPT } from './redis-rate-limiter.scripts.js';
+
+/** A limit every process shares through Redis. @publicApi */
+export type DistributedRateLimit =
+  | { kind: 'token-bucket'; tokenLimit: number; tokensPerPeriod?: number; replenishmentPeriod: number }
+  | { kind: 'sliding-window'; permitLimit: number; window: number };
+
+/** @publicApi */
+export interface RedisRateLimiterOptions {
+  client: Redis;
+  /** Names the limit in its Redis key. */
+  name: string;
+  limit: DistributedRateLimit;
+  /** One limit per key taken from the context (user, tenant…). */
+  partitionKey?: (context: ResilienceContext) => string;
+  /** Namespaces the keys. Default `nest-resilience`. */
+  keyPrefix?: string;
+  /** The longest a call waits for Redis, in ms. Default 100. */
+  operationTimeout?: number;
+  /** How long after a failure Redis is left alone, in ms. Default 1000. */
+  retryInterval?: number;
+  /** While Redis is unreachable: a limit in this process (`local`, default), `allow` or `reject`. */
+  outageMode?: StoreOutageMode;
+  logger?: StoreLogger;
+  timeProvider?: TimeProvider;
+}
+
+const ADMITTED: RateLimitLease = Object.freeze({ acquired: true, release: () => undefined });
+
+/**
+ * A token bucket or a sliding window shared by every process through Redis (one atomic script per
+ * call). Like the Redis circuit store it never blocks a call past `operationTimeout`: when Redis is
+ * unreachable a local limit (or `allow` / `reject`) takes over until it is back.
+ *
+ * @publicApi
+ */
+export class RedisRateLimiter implements RateLimiter {
+  private readonly prefix: string;
+  private readonly time: TimeProvider;
+  private readonly local = new Map<string, RateLimiter>();
+  private readonly instance = randomUUID();
+  private sequence = 0;
+  private unavailableUntil = 0;
+  private outage = false;
+
+  constructor(private readonly options: RedisRateLimiterOptions) {
+    this.prefix = options.keyPrefix ?? 'nest-resilience';
+    this.time = options.timeProvider ?? systemTimeProvider;
+    const client = options.client as unknown as Record<string, unknown>;
+    if (typeof client.nestResilienceTokenBucket !== 'function') {
+      options.client.defineCommand('nestResilienceTokenBucket', { numberOfKeys: 1, lua: TOKEN_BUCKET_SCRIPT });
+      options.client.defineCommand('nestResilienceSlidingWindow', { numberOfKeys: 1, lua: SLIDING_WINDOW_SCRIPT });
+    }
+  }
+
+  acquire(context: ResilienceContext): RateLimitLease | Promise<RateLimitLease> {
+    const partition = this.options.partitionKey?.(context) ?? '';
+    const now = this.time.now();
+    if (this.outage && now < this.unavailableUntil) return this.fallback(partition, context);
+    return withTimeout(this.call(partition, now), this.options.operationTimeout ?? 100).then(
+      ([allowed, retryAfter]) => {
+        if (this.outage) {
+          this.outage = false;
+          (this.options.logger?.log ?? this.options.logger?.warn ?? console.log)(
+            `Redis rate limiter "${this.options.name}" is back.`,
+          );
+        }
+        return Number(allowed) === 1
+          ? ADMITTED
+          : { acquired: false, retryAfter: Math.max(0, Number(retryAfter)), release: () => undefined };
+      },
+      (error: unknown) => {
+        this.unavailableUntil = this.time.now() + (this.options.retryInterval ?? 1_000);
+        if (!this.outage) {
+          this.outage = true;
+          (this.options.logger ?? console).warn(
+            `Redis rate limiter "${this.options.name}" unavailable (${describeError(error)}); using the "${this.options.outageMode ?? 'local'}" outage mode.`,
+          );
+        }
+        return this.fallback(partition, context);
+      },
+    );
+  }
+
+  isIdle(): boolean {
+    return [...this.local.values()].every((l) => l.isIdle());
+  }
+
+  dispose(): void {
+    for (const limiter of this.local.values()) limiter.dispose();
+    this.local.clear();
+  }
+
+  /** The Redis key of a partition. */
+  keyFor(partition: string): string {
+    return `${this.prefix}:rl:{${this.options.name}}${partition ? `:${partition}` : ''}`;
+  }
+
+  private call(partition: string, now: number): Promise<[number, number]> {
+    const client = this.options.client as unknown as Record<string, (...a: unknown[]) => Promise<[number, number]>>;
+    const key = this.keyFor(partition);
+    const limit = this.options.limit;
+    if (limit.kind === 'token-bucket') {
+      return client.nestResilienceTokenBucket(
+        key,
+        now,
+        limit.tokenLimit,
+        limit.tokensPerPeriod ?? 1,
+        limit.replenishmentPeriod,
+      );
+    }
+    return client.nestResilienceSlidingWindow(
+      key,
+      now,
+      limit.permitLimit,
+      limit.window,
+      `${now}:${this.instance}:${++this.sequence}`,
+    );
+  }
+
+  private fallback(partition: string, context: ResilienceContext): RateLimitLease | Promise<RateLimitLease> {
+    const mode = this.options.outageMode ?? 'local';
+    if (mode === 'allow') return ADMITTED;
+    if (mode === 'reject') {
+      return {
+        acquired: false,
+        retryAfter: Math.max(1, this.unavailableUntil - this.time.now()),
+        release: () => undefined,
+      };
+    }
+    let limiter = this.local.get(partition);
+    if (!limiter) this.local.set(partition, (limiter = createRateLimiter(this.options.limit, this.time)));
+    return limiter.acquire(context);
+  }
+}
