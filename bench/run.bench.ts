@@ -3,6 +3,7 @@ import os from 'node:os';
 import { circuitBreakerCases } from './circuit-breaker.bench.js';
 import { coreCases } from './core.bench.js';
 import { limitCases } from './limits.bench.js';
+import { redisTable } from './redis.bench.js';
 import { formatTable, measureGroup, type BenchCase, type BenchResult } from './bench.harness.js';
 
 /**
@@ -27,6 +28,11 @@ async function main(): Promise<void> {
   const table = formatTable(results, 'bare await fn()');
   console.log(`${header}\n\n${table}`);
   if (updateReadme) replaceReadmeSection('bench', `${header}\n\n${table}`);
+  if (!filter || 'redis'.includes(filter)) {
+    const redis = await redisTable();
+    console.log(`\nRedis store:\n\n${redis}`);
+    if (updateReadme) replaceReadmeSection('bench-redis', redis);
+  }
 }
 
 void main();
