@@ -36,11 +36,11 @@ async function startRedis(): Promise<{ child: ChildProcess; url: string } | unde
     },
   );
   await new Promise<void>((resolve) => {
-    child.stdout!.on('data', (chunk: Buffer) => {
+    child.stdout.on('data', (chunk: Buffer) => {
       if (chunk.toString().includes('Ready to accept connections')) resolve();
     });
   });
-  child.stdout!.resume();
+  child.stdout.resume();
   return { child, url: `redis://127.0.0.1:${port}` };
 }
 

@@ -1,4 +1,5 @@
 import type { PipelineConfig } from '../../src/index.js';
+import { standardHttpPipeline } from '../../src/nest/http/index.js';
 import type { SampleConfig } from './sample.config.js';
 
 /** The named pipelines of the sample app, as plain data (they could as well come from a JSON file). */
@@ -19,6 +20,14 @@ export function resiliencePipelines(config: SampleConfig): Record<string, Pipeli
       },
       timeout: config.weatherAttemptTimeout,
     },
+    // The standard HTTP pipeline (rate limiter → total timeout → retry → circuit breaker per host →
+    // attempt timeout), tuned for the demo.
+    gateway: standardHttpPipeline({
+      retry: { maxRetryAttempts: config.weatherRetries, delay: config.weatherRetryDelay, useJitter: true },
+      attemptTimeout: config.weatherAttemptTimeout,
+      totalTimeout: 5 * config.weatherAttemptTimeout,
+      circuitBreaker: { kind: 'consecutive', failureThreshold: 10, breakDuration: config.weatherBreakDuration },
+    }),
     upstreamStatus: {
       retry: { maxRetryAttempts: 2, delay: 0, shouldHandle: 'http-transient' },
       timeout: 1_000,

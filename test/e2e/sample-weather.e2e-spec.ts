@@ -38,6 +38,13 @@ describe('sample app: the weather pipeline from configuration', () => {
     expect(upstream.requestCount - before).toBe(3);
   });
 
+  it('serves the gateway route through the resilient HTTP client (retried until the upstream answers)', async () => {
+    const before = upstream.requestCount;
+    const res = await request(app.getHttpServer()).get('/gateway/forecast/porto').expect(200);
+    expect(res.body).toEqual({ city: 'porto', temperature: 21, sky: 'clear' });
+    expect(upstream.requestCount - before).toBeGreaterThanOrEqual(1);
+  });
+
   it('runs a whole controller through the interceptor pipeline', async () => {
     const res = await request(app.getHttpServer()).get('/upstream/status').expect(200);
     expect(res.body.status).toBe('reachable');

@@ -1,0 +1,160 @@
+import type { HttpService } from '@nestjs/axios';
+import type { AxiosRequestConfig, AxiosResponse } from 'axios';
+import { defer, from, type Observable } from 'rxjs';
+import { ResilienceContext, type ResiliencePipeline, type ResiliencePipelineRegistry } from '../../core/internal.js';
+import { HTTP_REQUEST_INFO, IDEMPOTENT_METHODS, retryAfterOf } from './standard-http-pipeline.js';
+
+/** How a client was configured (resolved from the module options). @internal */
+export interface ResilientHttpClientSettings {
+  /** The registry pipeline every request runs through. */
+  readonly pipeline: string;
+  /** One pipeline instance (and circuit) per scheme + host + port. */
+  readonly perAuthority: boolean;
+  /** Statuses that count as failures besides 408, 429 and 5xx (e.g. 404). */
+  readonly failureStatusCodes: readonly number[];
+  /** Treat POST and PATCH as safe to repeat. */
+  readonly idempotent: boolean;
+}
+
+/** Per-request options on top of axios'. @publicApi */
+export interface ResilientRequestConfig<D = unknown> extends AxiosRequestConfig<D> {
+  /** This request may be repeated although its method is unsafe (POST, PATCH). */
+  idempotent?: boolean;
+  /** Cancels the request (and its retries) from outside. */
+  signal?: AbortSignal;
+}
+
+/**
+ * An HTTP client whose requests run through a named resilience pipeline, built on `@nestjs/axios`. Each
+ * attempt sends a fresh copy of the request with the attempt's abort signal, so a timeout or a client
+ * disconnect cancels the socket. Promise methods (`get`, `post`, …) and Observable ones (`get$`, …).
+ *
+ * @publicApi
+ */
+export class ResilientHttpClient {
+  constructor(
+    /** The underlying `@nestjs/axios` service (its axios instance carries the client's defaults). */
+    readonly http: HttpService,
+    private readonly registry: ResiliencePipelineRegistry,
+    private readonly settings: ResilientHttpClientSettings,
+  ) {}
+
+  /** Sends a request through the pipeline; resolves with the response, rejects with the final error. */
+  request<T = unknown, D = unknown>(config: ResilientRequestConfig<D>): Promise<AxiosResponse<T, D>> {
+    const { idempotent, signal, ...axiosConfig } = config;
+    const method = (axiosConfig.method ?? 'GET').toUpperCase();
+    const url = this.resolveUrl(axiosConfig.url);
+    const retryable =
+      IDEMPOTENT_METHODS.has(method) ||
+      idempotent === true ||
+      this.settings.idempotent ||
+      hasIdempotencyKey(axiosConfig.headers);
+    const context = new ResilienceContext({ operationKey: `${method} ${url}`, signal });
+    context.properties.set(HTTP_REQUEST_INFO, {
+      method,
+      url,
+      retryable,
+      failureStatusCodes: this.settings.failureStatusCodes,
+    });
+    return this.pipelineFor(url).execute<AxiosResponse<T, D>>(async (ctx) => {
+      const attempt: AxiosRequestConfig<D> = {
+        ...axiosConfig,
+        headers: { ...(axiosConfig.headers as Record<string, unknown> | undefined) } as AxiosRequestConfig['headers'],
+        signal: ctx.signal,
+      };
+      try {
+        return await this.http.axiosRef.request<T, AxiosResponse<T, D>, D>(attempt);
+      } catch (error) {
+        // Expose the server's Retry-After (429, 503) to the retry strategy and to the caller.
+        const retryAfter = retryAfterOf(error, Date.now());
+        if (retryAfter !== undefined && typeof error === 'object' && error !== null) {
+          (error as { retryAfter?: number }).retryAfter = retryAfter;
+        }
+        throw error;
+      }
+    }, context);
+  }
+
+  get<T = unknown>(url: string, config?: ResilientRequestConfig): Promise<AxiosResponse<T>> {
+    return this.request<T>({ ...config, url, method: 'GET' });
+  }
+
+  delete<T = unknown>(url: string, config?: ResilientRequestConfig): Promise<AxiosResponse<T>> {
+    return this.request<T>({ ...config, url, method: 'DELETE' });
+  }
+
+  head<T = unknown>(url: string, config?: ResilientRequestConfig): Promise<AxiosResponse<T>> {
+    return this.request<T>({ ...config, url, method: 'HEAD' });
+  }
+
+  post<T = unknown, D = unknown>(
+    url: string,
+    data?: D,
+    config?: ResilientRequestConfig<D>,
+  ): Promise<AxiosResponse<T, D>> {
+    return this.request<T, D>({ ...config, url, data, method: 'POST' });
+  }
+
+  put<T = unknown, D = unknown>(
+    url: string,
+    data?: D,
+    config?: ResilientRequestConfig<D>,
+  ): Promise<AxiosResponse<T, D>> {
+    return this.request<T, D>({ ...config, url, data, method: 'PUT' });
+  }
+
+  patch<T = unknown, D = unknown>(
+    url: string,
+    data?: D,
+    config?: ResilientRequestConfig<D>,
+  ): Promise<AxiosResponse<T, D>> {
+    return this.request<T, D>({ ...config, url, data, method: 'PATCH' });
+  }
+
+  /** The Observable form of `request`: each subscription sends the request (with its retries) anew. */
+  request$<T = unknown, D = unknown>(config: ResilientRequestConfig<D>): Observable<AxiosResponse<T, D>> {
+    return defer(() => from(this.request<T, D>(config)));
+  }
+
+  get$<T = unknown>(url: string, config?: ResilientRequestConfig): Observable<AxiosResponse<T>> {
+    return this.request$<T>({ ...config, url, method: 'GET' });
+  }
+
+  post$<T = unknown, D = unknown>(
+    url: string,
+    data?: D,
+    config?: ResilientRequestConfig<D>,
+  ): Observable<AxiosResponse<T, D>> {
+    return this.request$<T, D>({ ...config, url, data, method: 'POST' });
+  }
+
+  /** The pipeline requests to `url` run through (one per authority unless configured otherwise). */
+  pipelineFor(url: string): ResiliencePipeline<unknown> {
+    if (!this.settings.perAuthority) return this.registry.getPipeline(this.settings.pipeline);
+    return this.registry.getPipeline(this.settings.pipeline, authorityOf(url));
+  }
+
+  private resolveUrl(url: string | undefined): string {
+    const base = this.http.axiosRef.defaults.baseURL;
+    try {
+      return new URL(url ?? '', base).toString();
+    } catch {
+      return url ?? base ?? '';
+    }
+  }
+}
+
+/** `scheme://host:port` of a URL: what one circuit covers. @publicApi */
+export function authorityOf(url: string): string {
+  try {
+    const { protocol, host } = new URL(url);
+    return `${protocol}//${host}`;
+  } catch {
+    return 'unknown';
+  }
+}
+
+function hasIdempotencyKey(headers: unknown): boolean {
+  if (!headers || typeof headers !== 'object') return false;
+  return Object.keys(headers).some((name) => name.toLowerCase() === 'idempotency-key');
+}
