@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { StoreOutageMode } from '../redis/redis-circuit-breaker-state.store.js';
+import type { RedisCircuitBreakerStateStoreOptions } from '../redis/redis-circuit-breaker-state.store.js';
 import type {
   CircuitBreakerStateStore,
   OutcomePredicate,
@@ -8,20 +8,19 @@ import type {
   TimeProvider,
 } from '../core/index.js';
 
-/** The Redis store, as module configuration. @publicApi */
-export interface RedisStoreConfig {
-  /** A Redis URL: the module opens the connection and closes it on shutdown. */
+/**
+ * The Redis store, as module configuration: a `url` (the module opens and closes the connection) or a
+ * `client` of yours (never closed by the module), and the store's options.
+ *
+ * @publicApi
+ */
+export type RedisStoreConfig = Omit<
+  RedisCircuitBreakerStateStoreOptions,
+  'client' | 'logger' | 'onAvailabilityChange' | 'timeProvider'
+> & {
   url?: string;
-  /** Or a client of yours (ioredis): used as it is, never closed by the module. */
   client?: Redis;
-  /** Namespaces the keys (one per application). Default `nest-resilience`. */
-  keyPrefix?: string;
-  operationTimeout?: number;
-  retryInterval?: number;
-  outageMode?: StoreOutageMode;
-  localCacheTtl?: number;
-  flushInterval?: number;
-}
+};
 
 /** @publicApi */
 export interface ResilienceModuleOptions {

@@ -188,33 +188,11 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
   }
 
   isolate(key: string, policy: CircuitPolicy, now: number): Promise<CircuitTransition | undefined> {
-    this.closedUntil.delete(key);
-    return Promise.resolve(
-      this.run(
-        key,
-        policy,
-        now,
-        'isolate',
-        [],
-        (reply) => toTransition(reply, 2),
-        () => this.local.isolate(key, policy, now),
-      ),
-    );
+    return this.manual('isolate', key, policy, now, () => this.local.isolate(key, policy, now));
   }
 
   close(key: string, policy: CircuitPolicy, now: number): Promise<CircuitTransition | undefined> {
-    this.closedUntil.delete(key);
-    return Promise.resolve(
-      this.run(
-        key,
-        policy,
-        now,
-        'close',
-        [],
-        (reply) => toTransition(reply, 2),
-        () => this.local.close(key, policy, now),
-      ),
-    );
+    return this.manual('close', key, policy, now, () => this.local.close(key, policy, now));
   }
 
   async exportSnapshot(key: string, policy: CircuitPolicy): Promise<CircuitSnapshot> {
@@ -270,6 +248,18 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
   }
 
   // ------------------------------------------------------------------------------------------------
+
+  /** A manual isolate or close: never served from the cache. */
+  private manual(
+    op: 'isolate' | 'close',
+    key: string,
+    policy: CircuitPolicy,
+    now: number,
+    local: () => CircuitTransition | undefined,
+  ): Promise<CircuitTransition | undefined> {
+    this.closedUntil.delete(key);
+    return Promise.resolve(this.run(key, policy, now, op, [], (reply) => toTransition(reply, 2), local));
+  }
 
   /**
    * Runs the script for a key (carrying its pending successes) within the time budget, or falls back.

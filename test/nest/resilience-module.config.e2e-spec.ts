@@ -1,8 +1,9 @@
 import 'reflect-metadata';
 import { describe, expect, it } from '@jest/globals';
-import { Controller, Get, Injectable, Module, type LoggerService } from '@nestjs/common';
+import { Controller, Get, Injectable, Module } from '@nestjs/common';
 import { APP_INTERCEPTOR } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
+import { CapturingLogger } from '../utils/capturing.logger.js';
 import request from 'supertest';
 import {
   BrokenCircuitError,
@@ -25,16 +26,6 @@ class Settings {
 
 @Module({ providers: [Settings], exports: [Settings] })
 class SettingsModule {}
-
-class CapturingLogger implements LoggerService {
-  readonly debugs: string[] = [];
-  log(): void {}
-  error(): void {}
-  warn(): void {}
-  debug(message: string): void {
-    this.debugs.push(message);
-  }
-}
 
 async function startWith(imports: unknown[], providers: unknown[] = [], controllers: unknown[] = []) {
   const moduleRef = await Test.createTestingModule({

@@ -1,7 +1,8 @@
 import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Controller, Get, Injectable, type INestApplication, type LoggerService } from '@nestjs/common';
+import { Controller, Get, Injectable, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
+import { CapturingLogger } from '../utils/capturing.logger.js';
 import request from 'supertest';
 import type { App } from 'supertest/types.js';
 import {
@@ -64,16 +65,6 @@ class LimitsController {
   @Get('by-name')
   byName(): string {
     return this.search.byName();
-  }
-}
-
-class CapturingLogger implements LoggerService {
-  readonly debugs: string[] = [];
-  log(): void {}
-  error(): void {}
-  warn(): void {}
-  debug(message: string): void {
-    this.debugs.push(message);
   }
 }
 

@@ -4,7 +4,12 @@ import { builtInStrategies, type ResiliencePipelineBuilder } from '../pipeline/r
 import type { RateLimiter } from '../rate-limiter/rate-limiter.model.js';
 import type { RateLimiterStrategyOptions } from '../rate-limiter/rate-limiter.options.js';
 import type { OptionsValidator } from '../utils/options.validation.js';
-import { PIPELINE_SECTION_ORDER, type PipelineConfig, type StrategyConfig } from './pipeline-config.model.js';
+import {
+  PIPELINE_SECTION_ORDER,
+  type PipelineConfig,
+  type PipelineSection,
+  type StrategyConfig,
+} from './pipeline-config.model.js';
 import type { PredicateRegistry } from './predicate.registry.js';
 
 /** What configuration is applied with. @internal */
@@ -20,17 +25,10 @@ export interface PipelineConfigEnvironment {
   ) => RateLimiter;
 }
 
-const STRATEGY_TYPES = [
-  'fallback',
-  'rateLimiter',
-  'concurrencyLimiter',
-  'hedging',
-  'retry',
-  'circuitBreaker',
-  'timeout',
-  'chaosLatency',
-  'chaosFault',
-] as const;
+/** Every section is a strategy type, except `totalTimeout` (a `timeout`). */
+const STRATEGY_TYPES = PIPELINE_SECTION_ORDER.filter(
+  (section): section is Exclude<PipelineSection, 'totalTimeout'> => section !== 'totalTimeout',
+);
 
 /**
  * Adds the strategies a `PipelineConfig` describes to a builder, resolving predicate names and giving
