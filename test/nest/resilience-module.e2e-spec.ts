@@ -10,6 +10,7 @@ import type { App } from 'supertest/types.js';
 import { BrokenCircuitError, CircuitBreakerStateProvider, ResiliencePipelineRegistry } from '../../src/index.js';
 import { FakeTimeProvider } from '../../src/testing/index.js';
 import { CatalogService, Upstream, UpstreamError } from '../fixtures/resilient-app/catalog.service.js';
+import { CatalogController } from '../fixtures/resilient-app/catalog.controller.js';
 import { ResilientAppModule } from '../fixtures/resilient-app/resilient-app.module.js';
 
 for (const platform of ['express', 'fastify'] as const) {
@@ -52,6 +53,10 @@ for (const platform of ['express', 'fastify'] as const) {
       expect(res.body).toEqual({ id: 7, type: 'number', body: 'product 7 ok' });
       expect(res.headers['x-catalog']).toBe('yes');
       expect(upstream.calls).toBe(3);
+      // Swagger reads its metadata from the handler: the wrapper carries it.
+      const handler = Object.getOwnPropertyDescriptor(CatalogController.prototype, 'product')!.value as () => unknown;
+      expect(Reflect.getMetadata('swagger/apiOperation', handler)).toMatchObject({ summary: 'Get a product' });
+      expect(handler.name).toBe('product');
     });
 
     it('still runs the guard (403) and the pipe (400) before the pipeline', async () => {

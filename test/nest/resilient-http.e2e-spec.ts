@@ -2,7 +2,13 @@ import 'reflect-metadata';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { Controller, Get, Param, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import type { App } from 'supertest/types.js';
@@ -10,6 +16,7 @@ import {
   BrokenCircuitError,
   ResilienceModule,
   ResiliencePipelineRegistry,
+  Retry,
   TimeoutRejectedError,
 } from '../../src/index.js';
 import {
@@ -87,6 +94,13 @@ describe('ResilientHttpModule against real HTTP servers', () => {
   @Controller('catalog')
   class CatalogController {
     constructor(private readonly http: ResilientHttpClient) {}
+
+    @Get('slow/:id')
+    @Retry({ maxRetryAttempts: 0 })
+    async slow(@Param('id') id: string): Promise<unknown> {
+      return (await this.http.get(`${a.url}/slow/${id}`)).data;
+    }
+
     @Get(':id')
     async product(@Param('id') id: string): Promise<unknown> {
       return (await this.strictClient().get(`${a.url}/products/${id}`)).data;
@@ -125,7 +139,7 @@ describe('ResilientHttpModule against real HTTP servers', () => {
       controllers: [CatalogController],
     }).compile();
     app = moduleRef.createNestApplication({ logger: false });
-    await app.init();
+    await app.listen(0, '127.0.0.1');
     client = app.get(ResilientHttpClient);
     strict = app.get(getResilientHttpClientToken('strict'));
   });
@@ -257,6 +271,18 @@ describe('ResilientHttpModule against real HTTP servers', () => {
     expect(() => standardHttpPipeline({ attemptTimeout: 40_000, totalTimeout: 30_000 })).toThrow(
       /attemptTimeout: 40000 must be <= totalTimeout \(30000\)[\s\S]*samplingDuration: 30000 must be >= 2 × attemptTimeout \(80000\)/,
     );
+  });
+
+  it('cancels the upstream request when the Nest client disconnects', async () => {
+    const hanging: IncomingMessage[] = [];
+    a.reset((req) => void hanging.push(req));
+    const nestClient = httpRequest(`${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/catalog/slow/1`);
+    nestClient.on('error', () => undefined);
+    nestClient.end();
+    await until(() => hanging.length === 1);
+    expect(hanging[0].socket.destroyed).toBe(false);
+    nestClient.destroy();
+    await until(() => hanging[0].socket.destroyed);
   });
 
   it('offers the Observable form', async () => {

@@ -2,6 +2,7 @@ import type { HttpService } from '@nestjs/axios';
 import type { AxiosRequestConfig, AxiosResponse } from 'axios';
 import { defer, from, type Observable } from 'rxjs';
 import { ResilienceContext, type ResiliencePipeline, type ResiliencePipelineRegistry } from '../../core/internal.js';
+import { currentResilienceContext } from '../resilience-context.storage.js';
 import { HTTP_REQUEST_INFO, IDEMPOTENT_METHODS, retryAfterOf } from './standard-http-pipeline.js';
 
 /** How a client was configured (resolved from the module options). @internal */
@@ -20,7 +21,10 @@ export interface ResilientHttpClientSettings {
 export interface ResilientRequestConfig<D = unknown> extends AxiosRequestConfig<D> {
   /** This request may be repeated although its method is unsafe (POST, PATCH). */
   idempotent?: boolean;
-  /** Cancels the request (and its retries) from outside. */
+  /**
+   * Cancels the request (and its retries) from outside. Default: the signal of the decorated method (or
+   * intercepted handler) making the request, when it is made before that method's first `await`.
+   */
   signal?: AbortSignal;
 }
 
@@ -49,7 +53,10 @@ export class ResilientHttpClient {
       idempotent === true ||
       this.settings.idempotent ||
       hasIdempotencyKey(axiosConfig.headers);
-    const context = new ResilienceContext({ operationKey: `${method} ${url}`, signal });
+    // Inside a decorated method or an intercepted handler, the request inherits that call's signal, so a
+    // client that disconnects (or an enclosing timeout) cancels the socket too.
+    const parent = signal ?? currentResilienceContext()?.signal;
+    const context = new ResilienceContext({ operationKey: `${method} ${url}`, signal: parent });
     context.properties.set(HTTP_REQUEST_INFO, {
       method,
       url,
