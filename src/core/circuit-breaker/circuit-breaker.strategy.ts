@@ -91,13 +91,12 @@ export class CircuitBreakerStrategy<T> implements ResilienceStrategy<T>, ManualC
   constructor(
     private readonly options: CircuitBreakerStrategyOptions<T>,
     context: StrategyBuilderContext,
-    pipelineInstanceName?: string,
   ) {
     this.policy = toCircuitPolicy(options);
     this.store = options.stateStore ?? new InMemoryCircuitBreakerStateStore();
     this.circuitKey =
       options.circuitKey ??
-      [context.pipelineName ?? 'pipeline', pipelineInstanceName, options.name ?? 'circuit-breaker']
+      [context.pipelineName ?? 'pipeline', context.pipelineInstanceName, options.name ?? 'circuit-breaker']
         .filter((part) => part !== undefined)
         .join('/');
     this.time = context.timeProvider;

@@ -151,7 +151,7 @@ export const builtInStrategies = {
     type: 'circuit-breaker',
     options,
     validate: (v, o, pipeline) => validateCircuitBreakerOptions(v, o, pipeline),
-    create: (o, context) => new CircuitBreakerStrategy(o, context, context.pipelineInstanceName),
+    create: (o, context) => new CircuitBreakerStrategy(o, context),
   }),
 };
 
@@ -198,14 +198,7 @@ export class ResiliencePipelineBuilder<T = unknown> {
    * count-window and slow-call kinds, several half-open probes and a pluggable state store).
    */
   addCircuitBreaker(options: CircuitBreakerStrategyOptions<T> = {}): this {
-    return this.addStrategy({
-      type: 'circuit-breaker',
-      options,
-      validate: (v, o, pipeline) =>
-        validateCircuitBreakerOptions(v, o as CircuitBreakerStrategyOptions<never>, pipeline),
-      create: (o, context) =>
-        new CircuitBreakerStrategy(o, context, context.pipelineInstanceName) as ResilienceStrategy<unknown>,
-    });
+    return this.addStrategy(builtInStrategies.circuitBreaker(options));
   }
 
   /**
