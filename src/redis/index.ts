@@ -5,3 +5,4 @@ export {
   type StoreOutageMode,
 } from './redis-circuit-breaker-state.store.js';
 export { RedisRateLimiter, type DistributedRateLimit, type RedisRateLimiterOptions } from './redis-rate-limiter.js';
+export { RedisPendingAuthorizationStore } from './redis-pending-authorization.store.js';
