@@ -10,3 +10,12 @@ export {
   type PendingAuthorizationStore,
 } from './pending-authorization.store.js';
 export { getOAuthErrorCode, handleTransientTokenFailure, PERMANENT_TOKEN_ERRORS } from './token-endpoint.predicates.js';
+export { OAuthFailure, type OAuthFailureCode } from './oauth.errors.js';
+export {
+  defaultTokenPipeline,
+  OAuthClient,
+  type CompletedLogin,
+  type OAuthClientOptions,
+  type OAuthTokens,
+  type StartedLogin,
+} from './oauth.client.js';
