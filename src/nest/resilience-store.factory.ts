@@ -9,6 +9,7 @@ import {
   type TelemetryListener,
   type TimeProvider,
 } from '../core/internal.js';
+import type { PendingAuthorizationStore } from '../oauth/pending-authorization.store.js';
 import type { DistributedRateLimit } from '../redis/redis-rate-limiter.js';
 import type { RedisStoreConfig, ResilienceModuleOptions } from './resilience-module-options.interface.js';
 
@@ -17,6 +18,8 @@ export interface ResilienceStoreHandle {
   readonly store: CircuitBreakerStateStore;
   /** Limiters shared through the store, for limits marked `distributed`. */
   readonly distributedLimiter?: (id: string, options: RateLimiterStrategyOptions) => RateLimiter;
+  /** Pending OAuth logins on the same connection, so any instance can finish a login. */
+  readonly pendingAuthorizationStore?: () => PendingAuthorizationStore;
   close(): Promise<void>;
 }
 
@@ -42,10 +45,8 @@ async function createRedisStore(
   timeProvider: TimeProvider | undefined,
   listeners: readonly TelemetryListener[] | undefined,
 ): Promise<ResilienceStoreHandle> {
-  const [{ Redis }, { RedisCircuitBreakerStateStore, RedisRateLimiter }] = await Promise.all([
-    import('ioredis'),
-    import('../redis/index.js'),
-  ]);
+  const [{ Redis }, { RedisCircuitBreakerStateStore, RedisRateLimiter, RedisPendingAuthorizationStore }] =
+    await Promise.all([import('ioredis'), import('../redis/index.js')]);
   const { url, client: given, ...storeOptions } = config;
   if (!given && !url) throw new Error('ResilienceModule: store.redis needs a url or a client.');
   const client = given ?? new Redis(url!, { enableOfflineQueue: false, maxRetriesPerRequest: 0, lazyConnect: true });
@@ -75,6 +76,7 @@ async function createRedisStore(
   });
   return {
     store,
+    pendingAuthorizationStore: () => new RedisPendingAuthorizationStore(client, { keyPrefix: storeOptions.keyPrefix }),
     distributedLimiter: (id, limitOptions) =>
       new RedisRateLimiter({
         client,

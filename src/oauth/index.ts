@@ -16,6 +16,7 @@ export {
   OAuthClient,
   type CompletedLogin,
   type OAuthClientOptions,
+  type OAuthEndpoints,
   type OAuthTokens,
   type StartedLogin,
 } from './oauth.client.js';

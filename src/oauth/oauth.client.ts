@@ -18,8 +18,10 @@ import { getOAuthErrorCode, handleTransientTokenFailure } from './token-endpoint
 
 /** @publicApi */
 export interface OAuthClientOptions {
-  /** The provider's issuer URL (its metadata is discovered from it). */
+  /** The provider's issuer URL (its metadata is discovered from it, unless `endpoints` are given). */
   issuer: string;
+  /** The provider's endpoints, when it offers no discovery document. */
+  endpoints?: OAuthEndpoints;
   clientId: string;
   /** For a confidential client (sent with HTTP Basic). Without it the client is public. */
   clientSecret?: string;
@@ -42,6 +44,17 @@ export interface OAuthClientOptions {
   /** Where pending logins wait. Default: in memory. */
   pendingStore?: PendingAuthorizationStore;
   timeProvider?: TimeProvider;
+}
+
+/** Endpoints given by hand instead of discovered. @publicApi */
+export interface OAuthEndpoints {
+  authorization: string;
+  token: string;
+  jwks: string;
+  userinfo?: string;
+  endSession?: string;
+  /** Whether the provider sends `iss` in authorization responses (RFC 9207). Default true. */
+  issuerInResponses?: boolean;
 }
 
 /** Tokens after a completed login or refresh. @publicApi */
@@ -273,7 +286,26 @@ export class OAuthClient {
   }
 
   private async runDiscovery(): Promise<oidc.Configuration> {
-    const { issuer, clientId, clientSecret, allowInsecureRequests } = this.options;
+    const { issuer, clientId, clientSecret, allowInsecureRequests, endpoints } = this.options;
+    if (endpoints) {
+      const config = new oidc.Configuration(
+        {
+          issuer,
+          authorization_endpoint: endpoints.authorization,
+          token_endpoint: endpoints.token,
+          jwks_uri: endpoints.jwks,
+          userinfo_endpoint: endpoints.userinfo,
+          end_session_endpoint: endpoints.endSession,
+          code_challenge_methods_supported: ['S256'],
+          authorization_response_iss_parameter_supported: endpoints.issuerInResponses ?? true,
+        },
+        clientId,
+        undefined,
+        clientSecret ? oidc.ClientSecretBasic(clientSecret) : oidc.None(),
+      );
+      if (allowInsecureRequests) oidc.allowInsecureRequests(config);
+      return config;
+    }
     const discovered = await this.pipeline
       .execute(
         () =>
@@ -418,6 +450,9 @@ export function validateOAuthClientOptions(o: OAuthClientOptions): void {
     ['issuer', o.issuer],
     ['redirectUri', o.redirectUri],
     ['tokenEndpoint', o.tokenEndpoint],
+    ['endpoints.authorization', o.endpoints?.authorization],
+    ['endpoints.token', o.endpoints?.token],
+    ['endpoints.jwks', o.endpoints?.jwks],
   ] as const) {
     if (typeof value !== 'string') continue;
     try {

@@ -1,0 +1,61 @@
+import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** The demo client the built-in identity provider knows. */
+export const DEMO_CLIENT = { clientId: 'nest-resilience-sample', clientSecret: 'demo-secret-not-for-production' };
+
+/**
+ * The sample app's built-in OpenID provider: `oidc-provider` with its development login pages, on a
+ * loopback port, started only when no external issuer is configured (`OIDC_ISSUER`). Any user name
+ * signs in.
+ */
+@Injectable()
+export class DemoIdentityProvider implements OnModuleDestroy {
+  private readonly logger = new Logger('DemoIdentityProvider');
+  private server?: Server;
+  private started?: Promise<string>;
+
+  /** Starts the provider (once) and gives its issuer URL. */
+  issuer(redirectUri: string): Promise<string> {
+    this.started ??= this.start(redirectUri);
+    return this.started;
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    if (!this.server) return;
+    this.server.closeAllConnections();
+    await new Promise((resolve) => this.server!.close(resolve));
+  }
+
+  private async start(redirectUri: string): Promise<string> {
+    const { default: Provider } = await import('oidc-provider');
+    const route: { handler?: (req: IncomingMessage, res: ServerResponse) => void } = {};
+    this.server = createServer((req, res) => route.handler?.(req, res));
+    await new Promise<void>((resolve) => this.server!.listen(Number(process.env.OIDC_PORT ?? 0), '127.0.0.1', resolve));
+    const issuer = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    const provider = new Provider(issuer, {
+      clients: [
+        {
+          client_id: DEMO_CLIENT.clientId,
+          client_secret: DEMO_CLIENT.clientSecret,
+          redirect_uris: [redirectUri],
+          post_logout_redirect_uris: [new URL('/auth/me', redirectUri).href],
+          grant_types: ['authorization_code', 'refresh_token'],
+          response_types: ['code'],
+        },
+      ],
+      pkce: { required: () => true },
+      cookies: { keys: ['sample-app-cookie-key'] },
+      rotateRefreshToken: true,
+      issueRefreshToken: () => true,
+      features: { devInteractions: { enabled: true }, rpInitiatedLogout: { enabled: true } },
+      claims: { openid: ['sub'] },
+      findAccount: (_ctx: unknown, sub: string) => ({ accountId: sub, claims: () => ({ sub }) }),
+    } as never);
+    const callback = provider.callback();
+    route.handler = (req, res) => void callback(req, res);
+    this.logger.log(`built-in identity provider on ${issuer} (any user name signs in)`);
+    return issuer;
+  }
+}
