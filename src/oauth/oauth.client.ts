@@ -229,17 +229,20 @@ export class OAuthClient {
     const currentUrl = new URL(pending.redirectUri);
     currentUrl.search = params.toString();
     let ambiguous = false;
-    let response: oidc.TokenEndpointResponse & oidc.TokenEndpointResponseHelpers;
+    let response: oidc.TokenEndpointResponse;
     try {
-      response = await this.pipeline.execute(
+      // The response travels through the pipeline boxed, so telemetry never sees the tokens.
+      const boxed = await this.pipeline.execute(
         async () => {
           try {
-            return await oidc.authorizationCodeGrant(config, currentUrl, {
-              pkceCodeVerifier: pending.codeVerifier,
-              expectedState: state,
-              expectedNonce: pending.nonce,
-              idTokenExpected: true,
-            });
+            return new Redacted(
+              await oidc.authorizationCodeGrant(config, currentUrl, {
+                pkceCodeVerifier: pending.codeVerifier,
+                expectedState: state,
+                expectedNonce: pending.nonce,
+                idTokenExpected: true,
+              }),
+            );
           } catch (error) {
             if (handleTransientTokenFailure({ outcome: { ok: false, error } })) ambiguous = true;
             throw error;
@@ -247,6 +250,7 @@ export class OAuthClient {
         },
         { operationKey: 'oauth.token' },
       );
+      response = boxed.reveal();
     } catch (error) {
       throw this.tokenFailure(error, ambiguous);
     }
@@ -345,10 +349,13 @@ export class OAuthClient {
   private async runRefresh(refreshToken: string): Promise<OAuthTokens> {
     const config = await this.discover();
     try {
-      const response = await this.pipeline.execute(() => oidc.refreshTokenGrant(config, refreshToken), {
-        operationKey: 'oauth.refresh',
-      });
-      return toTokens(response, this.time.now(), refreshToken);
+      const boxed = await this.pipeline.execute(
+        async () => new Redacted(await oidc.refreshTokenGrant(config, refreshToken)),
+        {
+          operationKey: 'oauth.refresh',
+        },
+      );
+      return toTokens(boxed.reveal(), this.time.now(), refreshToken);
     } catch (error) {
       if (getOAuthErrorCode(error) === 'invalid_grant') {
         throw new OAuthFailure(
@@ -430,6 +437,36 @@ export class OAuthClient {
       undefined,
       retryAfter,
     );
+  }
+}
+
+/**
+ * Holds a token response while it travels through the pipeline, so telemetry listeners and loggers
+ * that see outcomes never see tokens: it serialises and prints as `[redacted]`.
+ *
+ * @internal
+ */
+export class Redacted<T> {
+  readonly #value: T;
+
+  constructor(value: T) {
+    this.#value = value;
+  }
+
+  reveal(): T {
+    return this.#value;
+  }
+
+  toJSON(): string {
+    return '[redacted]';
+  }
+
+  toString(): string {
+    return '[redacted]';
+  }
+
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return '[redacted]';
   }
 }
 

@@ -294,3 +294,60 @@ describe('OAuthClient against a real OpenID provider (oidc-provider, PKCE requir
     expect(text).not.toContain(login.browserBinding);
   });
 });
+
+describe('OAuthClient edge cases', () => {
+  it('refuses a provider that does not advertise S256, unless allowed explicitly', async () => {
+    const { createServer } = await import('node:http');
+    const server = createServer((req, res) => {
+      const issuer = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          issuer,
+          authorization_endpoint: `${issuer}/authorize`,
+          token_endpoint: `${issuer}/token`,
+          jwks_uri: `${issuer}/jwks`,
+        }),
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const issuer = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    const options = { issuer, clientId: 'c', redirectUri: 'http://127.0.0.1/cb', allowInsecureRequests: true };
+    await expect(new OAuthClient(options).startLogin()).rejects.toMatchObject({ code: 'discovery_failed' });
+    const allowed = await new OAuthClient({ ...options, allowProviderWithoutS256: true }).startLogin();
+    expect(allowed.authorizationUrl).toContain('code_challenge_method=S256');
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('keeps tokens out of telemetry', async () => {
+    const idp = await new TestIdentityProvider(REDIRECT_URI).start();
+    const seen: string[] = [];
+    const pipeline = new ResiliencePipelineBuilder({
+      telemetryListeners: [{ write: (event) => seen.push(JSON.stringify(event.arguments)) }],
+    })
+      .addRetry({ delay: 0, shouldHandle: handleTransientTokenFailure })
+      .build();
+    const c = new OAuthClient({
+      issuer: idp.issuer,
+      clientId: idp.clientId,
+      clientSecret: idp.clientSecret,
+      redirectUri: REDIRECT_URI,
+      scopes: ['openid', 'offline_access'],
+      allowInsecureRequests: true,
+      pipeline,
+    });
+    try {
+      const login = await c.startLogin();
+      const done = await c.completeLogin({
+        query: await idp.authorize(login.authorizationUrl),
+        browserBinding: login.browserBinding,
+      });
+      const all = seen.join('\n');
+      expect(all).toContain('[redacted]');
+      expect(all).not.toContain(done.tokens.accessToken);
+      expect(all).not.toContain(done.tokens.refreshToken!);
+    } finally {
+      await idp.stop();
+    }
+  });
+});
