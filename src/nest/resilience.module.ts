@@ -68,6 +68,7 @@ import { CIRCUIT_BREAKER_STATE_STORE, RESILIENCE_TIME_PROVIDER } from './resilie
     RESILIENCE_TIME_PROVIDER,
     ResilienceInterceptor,
     RESILIENCE_MODULE_OPTIONS,
+    RESILIENCE_STORE_HANDLE,
   ],
 })
 export class ResilienceModule extends ConfigurableResilienceModule {

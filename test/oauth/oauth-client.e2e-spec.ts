@@ -240,6 +240,17 @@ describe('OAuthClient against a real OpenID provider (oidc-provider, PKCE requir
     await expect(drive(c.completeLogin({ query, browserBinding: login.browserBinding }))).resolves.toBeDefined();
   });
 
+  it('reports a code spent by an attempt whose answer was lost as code_consumed (start again), not as a retryable failure', async () => {
+    const c = client();
+    const login = await c.startLogin();
+    const query = await idp.authorize(login.authorizationUrl);
+    idp.faults.push('drop');
+    const before = idp.tokenRequests;
+    const f = await failure(c.completeLogin({ query, browserBinding: login.browserBinding }));
+    expect(f).toMatchObject({ code: 'code_consumed', status: 400, providerError: 'invalid_grant' });
+    expect(idp.tokenRequests - before).toBe(2); // the lost one and exactly one retry
+  });
+
   it('makes exactly one token request for concurrent callbacks with one state', async () => {
     const c = client();
     const login = await c.startLogin();

@@ -53,3 +53,27 @@ describe('OAuth logins across instances (Redis pending store)', () => {
     expect(idp.tokenRequests - before).toBe(1);
   });
 });
+
+describe('OAuthModule with the Redis store', () => {
+  it('keeps pending logins in Redis, on the module connection', async () => {
+    const { Test } = await import('@nestjs/testing');
+    const { ResilienceModule } = await import('../../src/index.js');
+    const { OAuthModule, OAuthClientService } = await import('../../src/nest/oauth/index.js');
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        ResilienceModule.forRoot({
+          store: { redis: { url: process.env.REDIS_URL, keyPrefix: uniquePrefix('oauth-module') } },
+        }),
+        OAuthModule.register({ issuer: 'https://idp.example', clientId: 'c', redirectUri: 'https://app.example/cb' }),
+      ],
+    }).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    await app.init();
+    try {
+      const service = app.get(OAuthClientService);
+      expect((service as unknown as { store: unknown }).store).toBeInstanceOf(RedisPendingAuthorizationStore);
+    } finally {
+      await app.close();
+    }
+  });
+});

@@ -2,7 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 
 /** What a test can do to requests on their way to the provider's token endpoint. */
-export type TokenFault = 'none' | '503' | '429' | 'reset' | 'hang';
+/** `drop`: forwarded to the provider (which spends the code), but the answer never reaches the client. */
+export type TokenFault = 'none' | '503' | '429' | 'reset' | 'hang' | 'drop';
 
 /**
  * A real OpenID provider (`oidc-provider`, dev interactions) on a loopback port, with PKCE required, a
@@ -135,6 +136,11 @@ export class TestIdentityProvider {
         headers: { 'content-type': req.headers['content-type'] ?? '', authorization: req.headers.authorization ?? '' },
         body: Buffer.concat(chunks),
       }).then(async (upstream) => {
+        if (fault === 'drop') {
+          await upstream.arrayBuffer();
+          req.socket.destroy();
+          return;
+        }
         res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' });
         res.end(Buffer.from(await upstream.arrayBuffer()));
       });
