@@ -26,6 +26,7 @@ import {
   standardHttpPipeline,
 } from '../../src/nest/http/index.js';
 import { FakeTimeProvider } from '../../src/testing/index.js';
+import { driveWithClock } from '../utils/drive.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse, hit: number) => void;
 
@@ -67,23 +68,7 @@ describe('ResilientHttpModule against real HTTP servers', () => {
   let b: TestServer;
   let refusedUrl: string;
 
-  /**
-   * Settles `promise` while its requests travel over real sockets: lets the event loop turn, and when
-   * nothing moves any more, advances the fake clock to its next timer (a retry delay, a timeout).
-   */
-  async function drive<T>(promise: Promise<T>): Promise<T> {
-    let settled = false;
-    promise.then(
-      () => (settled = true),
-      () => (settled = true),
-    );
-    for (let round = 0; round < 200 && !settled; round++) {
-      for (let i = 0; i < 30 && !settled; i++) await new Promise((r) => setImmediate(r));
-      if (!settled && time.pendingTimerCount > 0) await time.advanceAsync(time.pendingDelays[0]);
-    }
-    expect(settled).toBe(true);
-    return promise;
-  }
+  const drive = <T>(promise: Promise<T>): Promise<T> => driveWithClock(promise, time);
 
   /** Lets the event loop run until `condition` holds (bounded; no timers). */
   async function until(condition: () => boolean): Promise<void> {

@@ -12,6 +12,7 @@ import {
   type OAuthClientOptions,
 } from '../../src/oauth/index.js';
 import { FakeTimeProvider } from '../../src/testing/index.js';
+import { driveWithClock } from '../utils/drive.js';
 import { TestIdentityProvider } from '../utils/identity-provider.js';
 
 const REDIRECT_URI = 'http://127.0.0.1:59999/auth/callback';
@@ -36,20 +37,9 @@ describe('OAuthClient against a real OpenID provider (oidc-provider, PKCE requir
     });
   }
 
-  /** Settles `promise` while requests travel over real sockets, moving the fake clock when nothing else moves. */
-  async function drive<T>(promise: Promise<T>): Promise<T> {
-    let settled = false;
-    promise.then(
-      () => (settled = true),
-      () => (settled = true),
-    );
-    for (let round = 0; round < 2_000 && !settled; round++) {
-      for (let i = 0; i < 100 && !settled; i++) await new Promise((r) => setImmediate(r));
-      // Move the clock only while the provider is not working on a token request.
-      if (!settled && idp.inFlight === 0 && time.pendingTimerCount > 0) await time.advanceAsync(time.pendingDelays[0]);
-    }
-    return promise;
-  }
+  /** Moves the clock only while the provider is not working on a token request. */
+  const drive = <T>(promise: Promise<T>): Promise<T> =>
+    driveWithClock(promise, time, { mayAdvance: () => idp.inFlight === 0, turns: 100, rounds: 2_000 });
 
   async function failure(promise: Promise<unknown>): Promise<OAuthFailure> {
     const error = await drive(
