@@ -1,6 +1,7 @@
 import {
   applyPipelineConfig,
   builtInStrategies,
+  defaultCircuitKey,
   OptionsValidator,
   ResilienceContext,
   ResiliencePropertyKey,
@@ -15,8 +16,7 @@ import {
   type ResilienceMethodBinding,
   type ResilienceMethodMetadata,
 } from './decorators/resilience-method.metadata.js';
-import { collectObservable, isObservable } from './observable.util.js';
-import { Observable } from 'rxjs';
+import { collectObservable, isObservable, pipelineObservable } from './observable.util.js';
 import { runInResilienceContext } from './resilience-context.storage.js';
 import { ResponseCancellationScope } from './response-cancellation.scope.js';
 
@@ -155,7 +155,7 @@ export function planMethodPipeline(
           if (section === 'circuitBreaker') {
             // Every method naming this pipeline shares one circuit with the pipeline itself.
             const cb = value as NonNullable<PipelineConfig['circuitBreaker']>;
-            value = { ...cb, circuitKey: cb.circuitKey ?? `${sectionSpec.name}/${cb.name ?? 'circuit-breaker'}` };
+            value = { ...cb, circuitKey: cb.circuitKey ?? defaultCircuitKey(sectionSpec.name, undefined, cb.name) };
           }
         } else {
           value = sectionSpec.options;
@@ -219,24 +219,7 @@ function createBinding(
   if (returnsObservable) {
     return {
       invoke: (self, args, link) =>
-        new Observable<unknown>((subscriber) => {
-          const scope = new ResponseCancellationScope(link?.response);
-          let settled = false;
-          run(self, args, scope).then(
-            (values) => {
-              settled = true;
-              for (const value of values as unknown[]) subscriber.next(value);
-              subscriber.complete();
-            },
-            (error: unknown) => {
-              settled = true;
-              subscriber.error(error);
-            },
-          );
-          return () => {
-            if (!settled) scope.abort(new DOMException('The subscriber unsubscribed.', 'AbortError'));
-          };
-        }),
+        pipelineObservable(link?.response, (scope) => run(self, args, scope) as Promise<unknown[]>),
     };
   }
   return {

@@ -1,5 +1,6 @@
-import { isObservable, type Observable } from 'rxjs';
+import { isObservable, Observable } from 'rxjs';
 import { abortReason } from '../core/internal.js';
+import { ResponseCancellationScope, type RawResponse } from './response-cancellation.scope.js';
 
 export { isObservable };
 
@@ -30,5 +31,39 @@ export function collectObservable<T>(source: Observable<T>, signal: AbortSignal 
       },
     });
     if (!subscription.closed) signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/**
+ * An Observable that, on each subscription, runs a pipeline under a cancellation scope tied to the HTTP
+ * response (if any) and emits the values it resolves with. Unsubscribing before the end aborts the scope
+ * and runs what `run` registered with `onCancel` (e.g. unsubscribing the running attempt).
+ *
+ * @internal
+ */
+export function pipelineObservable(
+  response: RawResponse | undefined,
+  run: (scope: ResponseCancellationScope, onCancel: (teardown: () => void) => void) => Promise<unknown[]>,
+): Observable<unknown> {
+  return new Observable<unknown>((subscriber) => {
+    const scope = new ResponseCancellationScope(response);
+    let cancel: (() => void) | undefined;
+    let settled = false;
+    run(scope, (teardown) => (cancel = teardown)).then(
+      (values) => {
+        settled = true;
+        for (const value of values) subscriber.next(value);
+        subscriber.complete();
+      },
+      (error: unknown) => {
+        settled = true;
+        subscriber.error(error);
+      },
+    );
+    return () => {
+      if (settled) return; // the normal end: nothing to cancel
+      scope.abort(new DOMException('The subscriber unsubscribed.', 'AbortError'));
+      cancel?.();
+    };
   });
 }

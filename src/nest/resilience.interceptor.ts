@@ -7,14 +7,15 @@ import {
   type NestInterceptor,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { Observable, type Subscription } from 'rxjs';
+import type { Observable } from 'rxjs';
 import { ResilienceContext, ResiliencePipelineRegistry, type ResiliencePipeline } from '../core/internal.js';
 import { getResilienceMethodMetadata } from './decorators/resilience-method.metadata.js';
 import { RESILIENCE_MODULE_OPTIONS } from './resilience.module-definition.js';
 import type { ResilienceModuleOptions } from './resilience-module-options.interface.js';
 import { RESILIENCE_PIPELINE_METADATA } from './resilience.constants.js';
 import { runInResilienceContext } from './resilience-context.storage.js';
-import { ResponseCancellationScope, type RawResponse } from './response-cancellation.scope.js';
+import { pipelineObservable } from './observable.util.js';
+import type { RawResponse } from './response-cancellation.scope.js';
 
 /**
  * Runs whole handlers through a named pipeline: the one named by `@UseResiliencePipeline` on the handler
@@ -44,41 +45,24 @@ export class ResilienceInterceptor implements NestInterceptor {
         ? context.switchToHttp().getResponse<{ raw?: RawResponse } & RawResponse>()
         : undefined;
     const raw = response?.raw ?? response;
-    return new Observable<unknown>((subscriber) => {
-      const scope = new ResponseCancellationScope(raw);
+    return pipelineObservable(raw, (scope, onCancel) => {
       const resilienceContext = new ResilienceContext({ operationKey });
       resilienceContext._scope = scope;
-      let attempt: Subscription | undefined;
-      let settled = false;
       // Each attempt subscribes to the handler anew. No abort listener is needed: strategies read the
       // scope (which sees a closed connection), and an unsubscribe ends the running attempt directly.
       const runAttempt = (ctx: ResilienceContext) =>
         new Promise<unknown[]>((resolve, reject) => {
           const values: unknown[] = [];
           runInResilienceContext(ctx, () => {
-            attempt = next.handle().subscribe({
+            const attempt = next.handle().subscribe({
               next: (value) => values.push(value),
               error: reject,
               complete: () => resolve(values),
             });
+            onCancel(() => attempt.unsubscribe());
           });
         });
-      pipeline.execute(runAttempt, resilienceContext).then(
-        (values) => {
-          settled = true;
-          for (const value of values) subscriber.next(value);
-          subscriber.complete();
-        },
-        (error: unknown) => {
-          settled = true;
-          subscriber.error(error);
-        },
-      );
-      return () => {
-        if (settled) return; // the normal end: nothing to cancel
-        scope.abort(new DOMException('The subscriber unsubscribed.', 'AbortError'));
-        attempt?.unsubscribe();
-      };
+      return pipeline.execute(runAttempt, resilienceContext);
     });
   }
 

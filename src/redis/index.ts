@@ -1,8 +1,8 @@
 export {
   RedisCircuitBreakerStateStore,
   type RedisCircuitBreakerStateStoreOptions,
-  type StoreLogger,
   type StoreOutageMode,
 } from './redis-circuit-breaker-state.store.js';
 export { RedisRateLimiter, type DistributedRateLimit, type RedisRateLimiterOptions } from './redis-rate-limiter.js';
 export { RedisPendingAuthorizationStore } from './redis-pending-authorization.store.js';
+export type { StoreLogger } from './redis-availability.js';

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
-import { describeError, withTimeout } from './redis.util.js';
+import { RedisAvailability, type StoreLogger } from './redis-availability.js';
+import { withTimeout } from './redis.util.js';
 import {
   InMemoryCircuitBreakerStateStore,
   systemTimeProvider,
@@ -25,12 +26,6 @@ export type StoreOutageMode =
   | 'allow'
   /** Reject every call with `BrokenCircuitError` (fail closed, in the security sense). */
   | 'reject';
-
-/** Something that logs a warning (Nest's `Logger`, `console`, pino…). @publicApi */
-export interface StoreLogger {
-  warn(message: string): void;
-  log?(message: string): void;
-}
 
 /** @publicApi */
 export interface RedisCircuitBreakerStateStoreOptions {
@@ -91,30 +86,33 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
   private readonly client: Redis;
   private readonly prefix: string;
   private readonly operationTimeout: number;
-  private readonly retryInterval: number;
   private readonly outageMode: StoreOutageMode;
   private readonly cacheTtl: number;
   private readonly flushInterval: number;
-  private readonly logger: StoreLogger;
   private readonly time: TimeProvider;
   private readonly local = new InMemoryCircuitBreakerStateStore();
   private readonly pending = new Map<string, { policy: CircuitPolicy; successes: PendingSuccesses }>();
   private readonly closedUntil = new Map<string, { until: number; generation: number }>();
   private flushTimer: ReturnType<typeof setTimeout> | undefined;
-  private unavailableUntil = 0;
-  private outage = false;
+  private readonly availability: RedisAvailability;
   private readonly touchedLocally = new Map<string, CircuitPolicy>();
 
   constructor(private readonly options: RedisCircuitBreakerStateStoreOptions) {
     this.client = options.client;
     this.prefix = options.keyPrefix ?? 'nest-resilience';
     this.operationTimeout = options.operationTimeout ?? 100;
-    this.retryInterval = options.retryInterval ?? 1_000;
     this.outageMode = options.outageMode ?? 'local';
     this.cacheTtl = options.localCacheTtl ?? 0;
     this.flushInterval = options.flushInterval ?? 100;
-    this.logger = options.logger ?? console;
     this.time = options.timeProvider ?? systemTimeProvider;
+    this.availability = new RedisAvailability({
+      what: 'Redis circuit-breaker store',
+      outageMode: this.outageMode,
+      retryInterval: options.retryInterval ?? 1_000,
+      time: this.time,
+      logger: options.logger ?? console,
+      onChange: options.onAvailabilityChange,
+    });
     if (typeof (this.client as { nestResilienceCircuit?: unknown }).nestResilienceCircuit !== 'function') {
       this.client.defineCommand('nestResilienceCircuit', { numberOfKeys: 2, lua: CIRCUIT_SCRIPT });
     }
@@ -122,7 +120,7 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
 
   /** True while Redis is considered unreachable. */
   get isDegraded(): boolean {
-    return this.outage;
+    return this.availability.isDegraded;
   }
 
   /** The Redis keys of a circuit: its hash and its count-window list, in one hash slot. */
@@ -274,11 +272,11 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
     parse: (reply: ScriptReply) => R,
     fallback: () => R,
   ): R | Promise<R> {
-    if (this.outage && this.time.now() < this.unavailableUntil) return fallback();
+    if (this.availability.skip) return fallback();
     const pending = this.takePending(key);
     return this.send(key, policy, now, op, args, pending).then(
       async (reply) => {
-        if (this.outage) this.recovered();
+        if (this.availability.answered()) this.resync();
         const parsed = parse(reply);
         const transition = transitionOf(parsed);
         if (transition?.to === 'open' && policy.breakDurationGenerator) {
@@ -287,7 +285,7 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
         return parsed;
       },
       (error: unknown) => {
-        this.unavailable(error);
+        if (this.availability.failed(error)) this.closedUntil.clear();
         return fallback();
       },
     );
@@ -396,7 +394,7 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
       case 'allow':
         return { state: 'closed', permit: { generation: -1, probe: false, origin: LOCAL } as LocalPermit };
       case 'reject':
-        return { state: 'open', retryAfter: Math.max(1, this.unavailableUntil - now) };
+        return { state: 'open', retryAfter: this.availability.retryAfter(now) };
       case 'local': {
         this.touchedLocally.set(key, policy);
         const decision = this.local.acquire(key, policy, now);
@@ -407,22 +405,8 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
     }
   }
 
-  private unavailable(error: unknown): void {
-    this.unavailableUntil = this.time.now() + this.retryInterval;
-    if (this.outage) return;
-    this.outage = true;
-    this.closedUntil.clear();
-    this.logger.warn(
-      `Redis circuit-breaker store unavailable (${describeError(error)}); using the "${this.outageMode}" outage mode until it is back.`,
-    );
-    this.options.onAvailabilityChange?.(false, error);
-  }
-
-  private recovered(): void {
-    this.outage = false;
-    (this.logger.log ?? this.logger.warn).call(this.logger, 'Redis circuit-breaker store is back.');
-    this.options.onAvailabilityChange?.(true);
-    // Circuits that opened here during the outage tell the fleet; the rest follow Redis again.
+  /** After an outage: circuits that opened here tell the fleet; the rest follow Redis again. */
+  private resync(): void {
     const touched = [...this.touchedLocally.entries()];
     this.touchedLocally.clear();
     for (const [key, policy] of touched) {

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { describeError, withTimeout } from './redis.util.js';
+import { withTimeout } from './redis.util.js';
 import { randomUUID } from 'node:crypto';
 import {
   createRateLimiter,
@@ -9,7 +9,8 @@ import {
   type ResilienceContext,
   type TimeProvider,
 } from '../core/internal.js';
-import type { StoreLogger, StoreOutageMode } from './redis-circuit-breaker-state.store.js';
+import type { StoreOutageMode } from './redis-circuit-breaker-state.store.js';
+import { RedisAvailability, type StoreLogger } from './redis-availability.js';
 import { SLIDING_WINDOW_SCRIPT, TOKEN_BUCKET_SCRIPT } from './redis-rate-limiter.scripts.js';
 
 /** A limit every process shares through Redis. @publicApi */
@@ -52,12 +53,18 @@ export class RedisRateLimiter implements RateLimiter {
   private readonly local = new Map<string, RateLimiter>();
   private readonly instance = randomUUID();
   private sequence = 0;
-  private unavailableUntil = 0;
-  private outage = false;
+  private readonly availability: RedisAvailability;
 
   constructor(private readonly options: RedisRateLimiterOptions) {
     this.prefix = options.keyPrefix ?? 'nest-resilience';
     this.time = options.timeProvider ?? systemTimeProvider;
+    this.availability = new RedisAvailability({
+      what: `Redis rate limiter "${options.name}"`,
+      outageMode: options.outageMode ?? 'local',
+      retryInterval: options.retryInterval ?? 1_000,
+      time: this.time,
+      logger: options.logger ?? console,
+    });
     const client = options.client as unknown as Record<string, unknown>;
     if (typeof client.nestResilienceTokenBucket !== 'function') {
       options.client.defineCommand('nestResilienceTokenBucket', { numberOfKeys: 1, lua: TOKEN_BUCKET_SCRIPT });
@@ -68,27 +75,16 @@ export class RedisRateLimiter implements RateLimiter {
   acquire(context: ResilienceContext): RateLimitLease | Promise<RateLimitLease> {
     const partition = this.options.partitionKey?.(context) ?? '';
     const now = this.time.now();
-    if (this.outage && now < this.unavailableUntil) return this.fallback(partition, context);
+    if (this.availability.skip) return this.fallback(partition, context);
     return withTimeout(this.call(partition, now), this.options.operationTimeout ?? 100).then(
       ([allowed, retryAfter]) => {
-        if (this.outage) {
-          this.outage = false;
-          (this.options.logger?.log ?? this.options.logger?.warn ?? console.log)(
-            `Redis rate limiter "${this.options.name}" is back.`,
-          );
-        }
+        this.availability.answered();
         return Number(allowed) === 1
           ? ADMITTED
           : { acquired: false, retryAfter: Math.max(0, Number(retryAfter)), release: () => undefined };
       },
       (error: unknown) => {
-        this.unavailableUntil = this.time.now() + (this.options.retryInterval ?? 1_000);
-        if (!this.outage) {
-          this.outage = true;
-          (this.options.logger ?? console).warn(
-            `Redis rate limiter "${this.options.name}" unavailable (${describeError(error)}); using the "${this.options.outageMode ?? 'local'}" outage mode.`,
-          );
-        }
+        this.availability.failed(error);
         return this.fallback(partition, context);
       },
     );
@@ -136,7 +132,7 @@ export class RedisRateLimiter implements RateLimiter {
     if (mode === 'reject') {
       return {
         acquired: false,
-        retryAfter: Math.max(1, this.unavailableUntil - this.time.now()),
+        retryAfter: this.availability.retryAfter(this.time.now()),
         release: () => undefined,
       };
     }

@@ -1,6 +1,7 @@
 import { describe, expect, it, jest } from '@jest/globals';
 import { handleError, handleResult, ResiliencePipelineBuilder } from '../../src/index.js';
 import { scripted } from '../utils/flaky.js';
+import { RecordingListener } from '../utils/recording.listener.js';
 
 class PaymentDeclined extends Error {}
 
@@ -17,7 +18,10 @@ describe('fallback strategy', () => {
       outcome.ok ? 'n/a' : 'paid via bank B',
     );
     const onFallback = jest.fn<() => void>();
-    const pipeline = new ResiliencePipelineBuilder<string>().addFallback({ fallbackAction, onFallback }).build();
+    const listener = new RecordingListener();
+    const pipeline = new ResiliencePipelineBuilder<string>({ telemetryListeners: [listener] })
+      .addFallback({ fallbackAction, onFallback })
+      .build();
     await expect(pipeline.execute(scripted<string>({ throws: error }), { operationKey: 'pay' })).resolves.toBe(
       'paid via bank B',
     );
@@ -28,6 +32,10 @@ describe('fallback strategy', () => {
       }),
     );
     expect(onFallback).toHaveBeenCalledTimes(1);
+    expect(listener.events.find((e) => e.eventName === 'OnFallback')).toMatchObject({
+      severity: 'warning',
+      arguments: { outcome: { ok: false, error } },
+    });
   });
 
   it('leaves unhandled errors alone', async () => {

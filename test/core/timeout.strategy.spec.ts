@@ -8,6 +8,7 @@ import {
 } from '../../src/index.js';
 import { FakeTimeProvider } from '../../src/testing/index.js';
 import { isPending } from '../utils/flaky.js';
+import { RecordingListener } from '../utils/recording.listener.js';
 
 function setup() {
   const time = new FakeTimeProvider();
@@ -30,9 +31,10 @@ describe('timeout strategy', () => {
     });
 
     it('aborts the signal at the deadline and rejects with TimeoutRejectedError carrying the cause', async () => {
-      const { time, builder } = setup();
+      const { time } = setup();
       const onTimeout = jest.fn<(args: unknown) => void>();
-      const result = builder
+      const listener = new RecordingListener();
+      const result = new ResiliencePipelineBuilder({ timeProvider: time, telemetryListeners: [listener] })
         .addTimeout({ timeout: 1_000, onTimeout })
         .build()
         .execute(work(time, 5_000))
@@ -43,6 +45,10 @@ describe('timeout strategy', () => {
       expect(error.timeout).toBe(1_000);
       expect((error.cause as DOMException).name).toBe('TimeoutError');
       expect(onTimeout).toHaveBeenCalledWith(expect.objectContaining({ timeout: 1_000 }));
+      expect(listener.events.find((e) => e.eventName === 'OnTimeout')).toMatchObject({
+        severity: 'error',
+        arguments: { timeout: 1_000 },
+      });
       expect(time.pendingTimerCount).toBe(0);
     });
 

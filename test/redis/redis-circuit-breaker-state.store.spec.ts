@@ -131,6 +131,35 @@ describe('Redis circuit-breaker state store', () => {
     expect(fresh.state).toBe('open');
   });
 
+  it('answers from its outage mode at once while Redis cannot be reached, and logs once', async () => {
+    const broken = redisClient({ url: 'redis://127.0.0.1:1' });
+    broken.on('error', () => undefined);
+    const policy = toCircuitPolicy({ kind: 'consecutive', failureThreshold: 1 });
+    try {
+      for (const [mode, expected] of [
+        ['reject', { state: 'open' }],
+        ['allow', { state: 'closed' }],
+        ['local', { state: 'closed' }],
+      ] as const) {
+        const warnings: string[] = [];
+        const store = new RedisCircuitBreakerStateStore({
+          client: broken,
+          outageMode: mode,
+          logger: { warn: (m) => warnings.push(m) },
+        });
+        const first = await store.acquire('k', policy, Date.now());
+        const second = store.acquire('k', policy, Date.now()); // while degraded: synchronous, no Redis call
+        expect(first).toMatchObject(expected);
+        expect(second).toMatchObject(expected);
+        expect(store.isDegraded).toBe(true);
+        expect(warnings).toHaveLength(1);
+        if (mode === 'reject') expect((second as { retryAfter: number }).retryAfter).toBeGreaterThan(0);
+      }
+    } finally {
+      broken.disconnect();
+    }
+  });
+
   it('round-trips a snapshot (a restarted process finds the circuit open)', async () => {
     const prefix = uniquePrefix('snapshot');
     const policy = toCircuitPolicy({ kind: 'consecutive', failureThreshold: 2, breakDuration: 30_000 });

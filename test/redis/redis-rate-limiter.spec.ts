@@ -49,6 +49,10 @@ describe('distributed rate limiters on Redis', () => {
     );
     const burst = () => Array.from({ length: 30 }, (_, i) => pipelines[i % 3].execute(() => 'ok'));
     expect(await admitted(burst())).toBe(10);
+    const key = `${keyPrefix}:rl:{api}`;
+    const ttl = await clients[0].pttl(key);
+    expect(ttl).toBeGreaterThan(0); // nothing is left without an expiry
+    expect(ttl).toBeLessThanOrEqual(1_000);
     time.advance(999);
     expect(await admitted(burst())).toBe(0);
     time.advance(1);
@@ -77,6 +81,7 @@ describe('distributed rate limiters on Redis', () => {
     expect(first.find((l) => !l.acquired)?.retryAfter).toBe(500);
     time.advance(500);
     expect((await take()).filter((l) => l.acquired)).toHaveLength(2);
+    expect(await clients[0].pttl(`${keyPrefix}:rl:{api}`)).toBeGreaterThan(0);
   });
 
   it('partitions by a key from the context', async () => {

@@ -39,6 +39,22 @@ import type {
 } from './circuit-state.model.js';
 import { InMemoryCircuitBreakerStateStore } from './in-memory-circuit-breaker-state.store.js';
 
+/**
+ * The key of a breaker's circuit when none is given: `<pipeline>/<instance>/<strategy name>`. Everything
+ * that must share a named pipeline's circuit derives its key here.
+ *
+ * @publicApi
+ */
+export function defaultCircuitKey(
+  pipelineName: string | undefined,
+  instanceName?: string,
+  strategyName?: string,
+): string {
+  return [pipelineName ?? 'pipeline', instanceName, strategyName ?? 'circuit-breaker']
+    .filter((p) => p !== undefined)
+    .join('/');
+}
+
 /** Builds the serialisable policy a store applies from the user's options. @internal */
 export function toCircuitPolicy(options: CircuitBreakerStrategyOptions<never>): CircuitPolicy {
   const permitted = options.permittedCallsInHalfOpen ?? DEFAULT_PERMITTED_CALLS_IN_HALF_OPEN;
@@ -95,10 +111,7 @@ export class CircuitBreakerStrategy<T> implements ResilienceStrategy<T>, ManualC
     this.policy = toCircuitPolicy(options);
     this.store = options.stateStore ?? new InMemoryCircuitBreakerStateStore();
     this.circuitKey =
-      options.circuitKey ??
-      [context.pipelineName ?? 'pipeline', context.pipelineInstanceName, options.name ?? 'circuit-breaker']
-        .filter((part) => part !== undefined)
-        .join('/');
+      options.circuitKey ?? defaultCircuitKey(context.pipelineName, context.pipelineInstanceName, options.name);
     this.time = context.timeProvider;
     this.telemetry = context.telemetry;
     this.shouldHandle = options.shouldHandle ?? handleAllErrors;

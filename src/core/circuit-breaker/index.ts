@@ -12,3 +12,4 @@ export type {
   OnCircuitOpenedArguments,
   OnCircuitStateChangeArguments,
 } from './circuit-breaker.options.js';
+export { defaultCircuitKey } from './circuit-breaker.strategy.js';

@@ -1,5 +1,6 @@
 import { systemTimeProvider, type TimeProvider } from '../time/time.provider.js';
 import type { OptionsValidator } from '../utils/options.validation.js';
+import { SlidingCounters } from '../utils/sliding-counters.js';
 
 /** @publicApi */
 export interface RetryBudgetOptions {
@@ -12,6 +13,8 @@ export interface RetryBudgetOptions {
 }
 
 const BUCKETS = 10;
+const CALLS = 0;
+const RETRIES = 1;
 
 /**
  * Caps retries to a share of recent traffic plus a small floor, so a struggling dependency never sees a
@@ -21,11 +24,7 @@ const BUCKETS = 10;
  * @publicApi
  */
 export class RetryBudget {
-  private readonly calls = new Float64Array(BUCKETS);
-  private readonly retries = new Float64Array(BUCKETS);
-  private readonly bucketDuration: number;
-  private current = 0;
-  private bucketStart: number | undefined;
+  private readonly window: SlidingCounters;
   private readonly ratio: number;
   private readonly floor: number;
 
@@ -36,50 +35,29 @@ export class RetryBudget {
     const window = options.window ?? 10_000;
     this.ratio = options.ratio ?? 0.2;
     this.floor = ((options.minRetriesPerSecond ?? 10) * window) / 1_000;
-    this.bucketDuration = window / BUCKETS;
+    this.window = new SlidingCounters(BUCKETS, window, 2);
   }
 
   /** Counts an original call (retry strategies call this once per execution). */
   recordCall(): void {
-    this.advance(this.timeProvider.now());
-    this.calls[this.current]++;
+    this.window.advance(this.timeProvider.now());
+    this.window.add(CALLS);
   }
 
   /** Takes one retry from the budget if it allows one. */
   tryWithdraw(): boolean {
-    this.advance(this.timeProvider.now());
-    if (sum(this.retries) + 1 > this.ratio * sum(this.calls) + this.floor) return false;
-    this.retries[this.current]++;
+    this.window.advance(this.timeProvider.now());
+    if (this.window.total(RETRIES) + 1 > this.ratio * this.window.total(CALLS) + this.floor) return false;
+    this.window.add(RETRIES);
     return true;
   }
 
   /** Calls and retries counted in the window, and how many retries it allows now. */
   get statistics(): { calls: number; retries: number; allowed: number } {
-    this.advance(this.timeProvider.now());
-    const calls = sum(this.calls);
-    return { calls, retries: sum(this.retries), allowed: Math.floor(this.ratio * calls + this.floor) };
+    this.window.advance(this.timeProvider.now());
+    const calls = this.window.total(CALLS);
+    return { calls, retries: this.window.total(RETRIES), allowed: Math.floor(this.ratio * calls + this.floor) };
   }
-
-  private advance(now: number): void {
-    if (this.bucketStart === undefined) {
-      this.bucketStart = now;
-      return;
-    }
-    const steps = Math.floor((now - this.bucketStart) / this.bucketDuration);
-    if (steps <= 0) return;
-    for (let i = 0; i < Math.min(steps, BUCKETS); i++) {
-      this.current = (this.current + 1) % BUCKETS;
-      this.calls[this.current] = 0;
-      this.retries[this.current] = 0;
-    }
-    this.bucketStart += steps * this.bucketDuration;
-  }
-}
-
-function sum(values: Float64Array): number {
-  let total = 0;
-  for (const v of values) total += v;
-  return total;
 }
 
 /** @internal */

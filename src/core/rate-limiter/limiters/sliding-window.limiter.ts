@@ -1,4 +1,5 @@
 import type { TimeProvider } from '../../time/time.provider.js';
+import { SlidingCounters } from '../../utils/sliding-counters.js';
 import { ReplenishingLimiter } from './replenishing.limiter.js';
 
 /** @publicApi */
@@ -20,67 +21,43 @@ export interface SlidingWindowLimiterOptions {
  * @publicApi
  */
 export class SlidingWindowRateLimiter extends ReplenishingLimiter {
-  private readonly segments: Int32Array;
-  private readonly segmentDuration: number;
-  private current = 0;
-  private segmentStart: number | undefined;
-  private total = 0;
+  private readonly window: SlidingCounters;
+  private readonly segments: number;
 
   constructor(
     private readonly options: SlidingWindowLimiterOptions,
     time: TimeProvider,
   ) {
     super(time, options.queueLimit ?? 0);
-    const n = options.segmentsPerWindow ?? 10;
-    this.segments = new Int32Array(n);
-    this.segmentDuration = options.window / n;
+    this.segments = options.segmentsPerWindow ?? 10;
+    this.window = new SlidingCounters(this.segments, options.window);
   }
 
   protected replenish(now: number): void {
-    if (this.segmentStart === undefined) {
-      this.segmentStart = now;
-      return;
-    }
-    const steps = Math.floor((now - this.segmentStart) / this.segmentDuration);
-    if (steps <= 0) return;
-    const n = this.segments.length;
-    if (steps >= n) {
-      this.segments.fill(0);
-      this.total = 0;
-      this.current = (this.current + steps) % n;
-    } else {
-      for (let i = 0; i < steps; i++) {
-        this.current = (this.current + 1) % n;
-        this.total -= this.segments[this.current];
-        this.segments[this.current] = 0;
-      }
-    }
-    this.segmentStart += steps * this.segmentDuration;
+    this.window.advance(now);
   }
 
   protected tryTake(): boolean {
-    if (this.total >= this.options.permitLimit) return false;
-    this.segments[this.current]++;
-    this.total++;
+    if (this.window.total() >= this.options.permitLimit) return false;
+    this.window.add();
     return true;
   }
 
   protected nextReplenishAt(): number {
-    return this.segmentStart! + this.segmentDuration;
+    return this.window.currentEndsAt;
   }
 
   protected retryAfter(now: number, queued: number): number {
     // Walk the segments from the oldest: each leaves the window one segment later than the one before.
-    const n = this.segments.length;
-    let free = this.options.permitLimit - this.total;
-    for (let k = 1; k <= n; k++) {
-      free += this.segments[(this.current + k) % n];
-      if (free > queued) return this.segmentStart! + k * this.segmentDuration - now;
+    let free = this.options.permitLimit - this.window.total();
+    for (let age = this.segments - 1; age >= 0; age--) {
+      free += this.window.at(age);
+      if (free > queued) return this.window.leavesAt(age) - now;
     }
     return this.options.window;
   }
 
   protected isFull(): boolean {
-    return this.total === 0;
+    return this.window.total() === 0;
   }
 }
