@@ -1,4 +1,4 @@
-import { isObservable, Observable } from 'rxjs';
+import { isObservable, Observable, type Unsubscribable } from 'rxjs';
 import { abortReason } from '../core/internal.js';
 import { ResponseCancellationScope, type RawResponse } from './response-cancellation.scope.js';
 
@@ -37,19 +37,19 @@ export function collectObservable<T>(source: Observable<T>, signal: AbortSignal 
 /**
  * An Observable that, on each subscription, runs a pipeline under a cancellation scope tied to the HTTP
  * response (if any) and emits the values it resolves with. Unsubscribing before the end aborts the scope
- * and runs what `run` registered with `onCancel` (e.g. unsubscribing the running attempt).
+ * and unsubscribes what `run` registered with `onCancel` (the running attempt).
  *
  * @internal
  */
 export function pipelineObservable(
   response: RawResponse | undefined,
-  run: (scope: ResponseCancellationScope, onCancel: (teardown: () => void) => void) => Promise<unknown[]>,
+  run: (scope: ResponseCancellationScope, onCancel: (running: Unsubscribable) => void) => Promise<unknown[]>,
 ): Observable<unknown> {
   return new Observable<unknown>((subscriber) => {
     const scope = new ResponseCancellationScope(response);
-    let cancel: (() => void) | undefined;
+    let running: Unsubscribable | undefined;
     let settled = false;
-    run(scope, (teardown) => (cancel = teardown)).then(
+    run(scope, (subscription) => (running = subscription)).then(
       (values) => {
         settled = true;
         for (const value of values) subscriber.next(value);
@@ -63,7 +63,7 @@ export function pipelineObservable(
     return () => {
       if (settled) return; // the normal end: nothing to cancel
       scope.abort(new DOMException('The subscriber unsubscribed.', 'AbortError'));
-      cancel?.();
+      running?.unsubscribe();
     };
   });
 }

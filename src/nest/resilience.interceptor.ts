@@ -54,12 +54,13 @@ export class ResilienceInterceptor implements NestInterceptor {
         new Promise<unknown[]>((resolve, reject) => {
           const values: unknown[] = [];
           runInResilienceContext(ctx, () => {
-            const attempt = next.handle().subscribe({
-              next: (value) => values.push(value),
-              error: reject,
-              complete: () => resolve(values),
-            });
-            onCancel(() => attempt.unsubscribe());
+            onCancel(
+              next.handle().subscribe({
+                next: (value) => values.push(value),
+                error: reject,
+                complete: () => resolve(values),
+              }),
+            );
           });
         });
       return pipeline.execute(runAttempt, resilienceContext);
