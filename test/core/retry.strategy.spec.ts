@@ -7,6 +7,7 @@ import {
   ResilienceContext,
   ResiliencePipelineBuilder,
   type OnRetryArguments,
+  type RetryStrategyOptions,
 } from '../../src/index.js';
 import { FakeTimeProvider } from '../../src/testing/index.js';
 import { failTimes, isPending, networkError, scripted } from '../utils/flaky.js';
@@ -16,6 +17,20 @@ function setup() {
   const time = new FakeTimeProvider();
   const builder = new ResiliencePipelineBuilder({ timeProvider: time, random: () => 0.5 });
   return { time, builder };
+}
+
+/** Runs `fn` under a retry built from `options`, drives the clock `advanceBy` ms and returns the result with the delays onRetry saw. */
+async function runRecordingDelays<T>(
+  options: Omit<RetryStrategyOptions, 'onRetry'>,
+  fn: () => Promise<T>,
+  advanceBy: number,
+): Promise<{ result: T; delays: number[] }> {
+  const { time, builder } = setup();
+  const delays: number[] = [];
+  const pipeline = builder.addRetry({ ...options, onRetry: (a) => void delays.push(a.retryDelay) }).build();
+  const running = pipeline.execute(fn);
+  await time.advanceAsync(advanceBy);
+  return { result: await running, delays };
 }
 
 describe('retry strategy', () => {
@@ -101,37 +116,31 @@ describe('retry strategy', () => {
   });
 
   it('grows linearly: delay × (attempt + 1)', async () => {
-    const { time, builder } = setup();
-    const delays: number[] = [];
-    const pipeline = builder
-      .addRetry({
+    const { result, delays } = await runRecordingDelays(
+      {
         maxRetryAttempts: 3,
         delay: 100,
         backoffType: 'linear',
-        onRetry: (a) => void delays.push(a.retryDelay),
-      })
-      .build();
-    const result = pipeline.execute(failTimes(3, 'x'));
-    await time.advanceAsync(600);
-    await expect(result).resolves.toBe('x');
+      },
+      failTimes(3, 'x'),
+      600,
+    );
+    expect(result).toBe('x');
     expect(delays).toEqual([100, 200, 300]);
   });
 
   it('caps computed delays at maxDelay', async () => {
-    const { time, builder } = setup();
-    const delays: number[] = [];
-    const pipeline = builder
-      .addRetry({
+    const { result, delays } = await runRecordingDelays(
+      {
         maxRetryAttempts: 4,
         delay: 1_000,
         backoffType: 'exponential',
         maxDelay: 3_000,
-        onRetry: (a) => void delays.push(a.retryDelay),
-      })
-      .build();
-    const result = pipeline.execute(failTimes(4, 'x'));
-    await time.advanceAsync(20_000);
-    await expect(result).resolves.toBe('x');
+      },
+      failTimes(4, 'x'),
+      20_000,
+    );
+    expect(result).toBe('x');
     expect(delays).toEqual([1_000, 2_000, 3_000, 3_000]);
   });
 
@@ -151,19 +160,16 @@ describe('retry strategy', () => {
   });
 
   it('uses delayGenerator when it returns a non-negative number, the backoff otherwise', async () => {
-    const { time, builder } = setup();
-    const delays: number[] = [];
-    const pipeline = builder
-      .addRetry({
+    const { result, delays } = await runRecordingDelays(
+      {
         maxRetryAttempts: 3,
         delay: 100,
         delayGenerator: ({ attemptNumber }) => (attemptNumber === 1 ? undefined : attemptNumber === 2 ? -5 : 7),
-        onRetry: (a) => void delays.push(a.retryDelay),
-      })
-      .build();
-    const result = pipeline.execute(failTimes(3, 'x'));
-    await time.advanceAsync(1_000);
-    await expect(result).resolves.toBe('x');
+      },
+      failTimes(3, 'x'),
+      1_000,
+    );
+    expect(result).toBe('x');
     expect(delays).toEqual([7, 100, 100]);
   });
 
@@ -334,28 +340,24 @@ describe('retry strategy', () => {
     });
 
     it('honours a retryAfter carried by any error, capped by maxDelay', async () => {
-      const { time, builder } = setup();
-      const delays: number[] = [];
       const throttled = Object.assign(new Error('429'), { retryAfter: 60_000 });
-      const pipeline = builder
-        .addRetry({ delay: 100, maxDelay: 10_000, onRetry: (a) => void delays.push(a.retryDelay) })
-        .build();
-      const result = pipeline.execute(scripted({ throws: throttled }, { returns: 'ok' }));
-      await time.advanceAsync(10_000);
-      await expect(result).resolves.toBe('ok');
+      const { result, delays } = await runRecordingDelays(
+        { delay: 100, maxDelay: 10_000 },
+        scripted({ throws: throttled }, { returns: 'ok' }),
+        10_000,
+      );
+      expect(result).toBe('ok');
       expect(delays).toEqual([10_000]);
     });
 
     it('ignores retryAfter when honorRetryAfter is false', async () => {
-      const { time, builder } = setup();
-      const delays: number[] = [];
       const throttled = Object.assign(new Error('429'), { retryAfter: 60_000 });
-      const pipeline = builder
-        .addRetry({ delay: 100, honorRetryAfter: false, onRetry: (a) => void delays.push(a.retryDelay) })
-        .build();
-      const result = pipeline.execute(scripted({ throws: throttled }, { returns: 'ok' }));
-      await time.advanceAsync(100);
-      await expect(result).resolves.toBe('ok');
+      const { result, delays } = await runRecordingDelays(
+        { delay: 100, honorRetryAfter: false },
+        scripted({ throws: throttled }, { returns: 'ok' }),
+        100,
+      );
+      expect(result).toBe('ok');
       expect(delays).toEqual([100]);
     });
 

@@ -7,7 +7,7 @@ import {
   ResiliencePropertyKey,
 } from '../../src/index.js';
 import { FakeTimeProvider } from '../../src/testing/index.js';
-import { isPending } from '../utils/flaky.js';
+import { isPending, nextTurn } from '../utils/flaky.js';
 import { RecordingListener } from '../utils/recording.listener.js';
 
 function setup() {
@@ -139,7 +139,7 @@ describe('timeout strategy', () => {
       await rejected;
       expect(signal?.aborted).toBe(true);
       await time.advanceAsync(4_000);
-      await new Promise((r) => setImmediate(r));
+      await nextTurn();
       process.off('unhandledRejection', unhandled);
       expect(unhandled).not.toHaveBeenCalled();
       expect(time.pendingTimerCount).toBe(0);

@@ -17,24 +17,26 @@ import { TestIdentityProvider } from '../utils/identity-provider.js';
 
 const REDIRECT_URI = 'http://127.0.0.1:59999/auth/callback';
 
+/** A confidential client of `idp` that asks for a refresh token. */
+function clientOf(idp: TestIdentityProvider, options: Partial<OAuthClientOptions> = {}): OAuthClient {
+  return new OAuthClient({
+    issuer: idp.issuer,
+    clientId: idp.clientId,
+    clientSecret: idp.clientSecret,
+    redirectUri: REDIRECT_URI,
+    scopes: ['openid', 'offline_access'],
+    allowInsecureRequests: true,
+    ...options,
+  });
+}
+
 describe('OAuthClient against a real OpenID provider (oidc-provider, PKCE required)', () => {
   const idp = new TestIdentityProvider(REDIRECT_URI);
   const time = new FakeTimeProvider(Date.now());
   let pipeline: ResiliencePipeline<unknown>;
 
   function client(overrides: Partial<OAuthClientOptions> = {}): OAuthClient {
-    return new OAuthClient({
-      issuer: idp.issuer,
-      clientId: idp.clientId,
-      clientSecret: idp.clientSecret,
-      redirectUri: REDIRECT_URI,
-      scopes: ['openid', 'offline_access'],
-      allowInsecureRequests: true,
-      tokenEndpoint: idp.gatewayUrl,
-      pipeline,
-      timeProvider: time,
-      ...overrides,
-    });
+    return clientOf(idp, { tokenEndpoint: idp.gatewayUrl, pipeline, timeProvider: time, ...overrides });
   }
 
   /** Moves the clock only while the provider is not working on a token request. */
@@ -328,15 +330,7 @@ describe('OAuthClient edge cases', () => {
     })
       .addRetry({ delay: 0, shouldHandle: handleTransientTokenFailure })
       .build();
-    const c = new OAuthClient({
-      issuer: idp.issuer,
-      clientId: idp.clientId,
-      clientSecret: idp.clientSecret,
-      redirectUri: REDIRECT_URI,
-      scopes: ['openid', 'offline_access'],
-      allowInsecureRequests: true,
-      pipeline,
-    });
+    const c = clientOf(idp, { pipeline });
     try {
       const login = await c.startLogin();
       const done = await c.completeLogin({

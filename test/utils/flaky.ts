@@ -31,6 +31,11 @@ export function networkError(code: string): Error & { code: string } {
   return Object.assign(new Error(`connect ${code} 127.0.0.1:1`), { code });
 }
 
+/** Resolves after the promise continuations and I/O callbacks already queued have run. */
+export function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 /** A promise that has not settled after all pending continuations ran. */
 export async function isPending(promise: Promise<unknown>): Promise<boolean> {
   const marker = Symbol('pending');
@@ -39,7 +44,7 @@ export async function isPending(promise: Promise<unknown>): Promise<boolean> {
       () => 'settled',
       () => 'settled',
     ),
-    new Promise((r) => setImmediate(() => r(marker))),
+    nextTurn().then(() => marker),
   ]);
   return winner === marker;
 }

@@ -11,7 +11,7 @@ import {
   type CircuitBreakerStrategyOptions,
 } from '../../../src/index.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
-import { deferred, failTimes, scripted } from '../../utils/flaky.js';
+import { deferred, failTimes, nextTurn, scripted } from '../../utils/flaky.js';
 import { RecordingListener } from '../../utils/recording.listener.js';
 
 const down = new Error('dependency down');
@@ -28,6 +28,14 @@ function breaker(options: CircuitBreakerStrategyOptions<unknown>, time = new Fak
 
 async function failNTimes(pipeline: { execute: (fn: () => Promise<string>) => Promise<string> }, n: number) {
   for (let i = 0; i < n; i++) await pipeline.execute(failing).catch(() => undefined);
+}
+
+/** A consecutive breaker (threshold 1, break 100 ms) tripped once with its break just over: the next call probes. */
+async function brokenThenDue(options: CircuitBreakerStrategyOptions<unknown> = {}) {
+  const opened = breaker({ kind: 'consecutive', failureThreshold: 1, breakDuration: 100, ...options });
+  await failNTimes(opened.pipeline, 1);
+  opened.time.advance(100);
+  return opened;
 }
 
 describe('circuit breaker strategy', () => {
@@ -176,7 +184,7 @@ describe('circuit breaker strategy', () => {
             (e: unknown) => e,
           ),
       );
-      await new Promise((r) => setImmediate(r));
+      await nextTurn();
       expect(running).toBe(3);
       gate.resolve();
       const results = await Promise.all(calls);
@@ -187,15 +195,10 @@ describe('circuit breaker strategy', () => {
     });
 
     it('closes only after successThresholdInHalfOpen successful probes', async () => {
-      const { pipeline, provider, time } = breaker({
-        kind: 'consecutive',
-        failureThreshold: 1,
-        breakDuration: 100,
+      const { pipeline, provider } = await brokenThenDue({
         permittedCallsInHalfOpen: 3,
         successThresholdInHalfOpen: 2,
       });
-      await failNTimes(pipeline, 1);
-      time.advance(100);
       await pipeline.execute(ok);
       expect(provider.circuitState).toBe('half-open');
       await pipeline.execute(ok);
@@ -203,19 +206,14 @@ describe('circuit breaker strategy', () => {
     });
 
     it('lets extra callers wait for the verdict when asked to, then run once the circuit closes', async () => {
-      const { pipeline, time } = breaker({
-        kind: 'consecutive',
-        failureThreshold: 1,
-        breakDuration: 100,
+      const { pipeline, time } = await brokenThenDue({
         waitForHalfOpenVerdict: true,
       });
-      await failNTimes(pipeline, 1);
-      time.advance(100);
       const probeGate = deferred<string>();
       const ran: string[] = [];
       const probe = pipeline.execute(() => probeGate.promise);
       const waiters = [1, 2, 3].map((i) => pipeline.execute(async () => void ran.push(`waiter ${i}`)));
-      await new Promise((r) => setImmediate(r));
+      await nextTurn();
       expect(ran).toEqual([]);
       probeGate.resolve('probe ok');
       await expect(probe).resolves.toBe('probe ok');
@@ -225,36 +223,26 @@ describe('circuit breaker strategy', () => {
     });
 
     it('rejects waiting callers when the probe fails', async () => {
-      const { pipeline, time } = breaker({
-        kind: 'consecutive',
-        failureThreshold: 1,
-        breakDuration: 100,
+      const { pipeline } = await brokenThenDue({
         waitForHalfOpenVerdict: true,
       });
-      await failNTimes(pipeline, 1);
-      time.advance(100);
       const probeGate = deferred<string>();
       const probe = pipeline.execute(() => probeGate.promise);
       const waiter = pipeline.execute(ok);
-      await new Promise((r) => setImmediate(r));
+      await nextTurn();
       probeGate.reject(down);
       await expect(probe).rejects.toBe(down);
       await expect(waiter).rejects.toBeInstanceOf(BrokenCircuitError);
     });
 
     it('lets a waiting caller leave as soon as its signal aborts', async () => {
-      const { pipeline, time } = breaker({
-        kind: 'consecutive',
-        failureThreshold: 1,
-        breakDuration: 100,
+      const { pipeline } = await brokenThenDue({
         waitForHalfOpenVerdict: true,
       });
-      await failNTimes(pipeline, 1);
-      time.advance(100);
       const probe = pipeline.execute(() => new Promise<string>(() => undefined));
       const controller = new AbortController();
       const waiter = pipeline.execute(ok, { signal: controller.signal });
-      await new Promise((r) => setImmediate(r));
+      await nextTurn();
       controller.abort(new Error('client left'));
       await expect(waiter).rejects.toThrow('client left');
       expect(await Promise.race([probe.then(() => 'settled'), Promise.resolve('pending')])).toBe('pending');
@@ -262,17 +250,12 @@ describe('circuit breaker strategy', () => {
 
     it('does not let a hung probe wedge the circuit: after maxHalfOpenWait it opens again', async () => {
       const opened = jest.fn<(args: { reason: string }) => void>();
-      const { pipeline, provider, time } = breaker({
-        kind: 'consecutive',
-        failureThreshold: 1,
-        breakDuration: 100,
+      const { pipeline, provider, time } = await brokenThenDue({
         maxHalfOpenWait: 1_000,
         onOpened: opened,
       });
-      await failNTimes(pipeline, 1);
-      time.advance(100);
       void pipeline.execute(() => new Promise<string>(() => undefined)); // the probe never returns
-      await new Promise((r) => setImmediate(r));
+      await nextTurn();
       time.advance(999);
       await expect(pipeline.execute(ok)).rejects.toBeInstanceOf(BrokenCircuitError);
       expect(provider.circuitState).toBe('half-open');
@@ -285,9 +268,7 @@ describe('circuit breaker strategy', () => {
     });
 
     it("gives a cancelled probe's permit back instead of deciding on it", async () => {
-      const { pipeline, provider, time } = breaker({ kind: 'consecutive', failureThreshold: 1, breakDuration: 100 });
-      await failNTimes(pipeline, 1);
-      time.advance(100);
+      const { pipeline, provider } = await brokenThenDue();
       await expect(
         pipeline.execute(() => Promise.reject(new DOMException('stop', 'AbortError'))),
       ).rejects.toMatchObject({ name: 'AbortError' });
@@ -489,11 +470,9 @@ describe('circuit breaker strategy', () => {
     });
 
     it('restores a half-open snapshot as ready to probe again (its probes died with the process)', async () => {
-      const { pipeline, provider, time } = breaker({ kind: 'consecutive', failureThreshold: 1, breakDuration: 100 });
-      await failNTimes(pipeline, 1);
-      time.advance(100);
+      const { pipeline, provider, time } = await brokenThenDue();
       void pipeline.execute(() => new Promise<string>(() => undefined));
-      await new Promise((r) => setImmediate(r));
+      await nextTurn();
       const saved = await provider.exportSnapshot();
       expect(saved.state).toBe('half-open');
       const restarted = breaker({ kind: 'consecutive', failureThreshold: 1, breakDuration: 100 }, time);
