@@ -1,9 +1,11 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 
-/** Replaces what stands between `<!-- name:start -->` and `<!-- name:end -->` in README.md. */
+const BENCHMARKS_PAGE = 'docs/benchmarks.md';
+
+/** Replaces what stands between `<!-- name:start -->` and `<!-- name:end -->` in docs/benchmarks.md. */
 export function replaceReadmeSection(name: string, content: string): void {
-  const readme = readFileSync('README.md', 'utf8');
+  const readme = readFileSync(BENCHMARKS_PAGE, 'utf8');
   const pattern = new RegExp(`<!-- ${name}:start -->[\\s\\S]*<!-- ${name}:end -->`);
-  if (!pattern.test(readme)) throw new Error(`README.md has no <!-- ${name}:start --> … <!-- ${name}:end --> section`);
-  writeFileSync('README.md', readme.replace(pattern, `<!-- ${name}:start -->\n${content}\n<!-- ${name}:end -->`));
+  if (!pattern.test(readme)) throw new Error(`${BENCHMARKS_PAGE} has no <!-- ${name}:start --> … <!-- ${name}:end --> section`);
+  writeFileSync(BENCHMARKS_PAGE, readme.replace(pattern, `<!-- ${name}:start -->\n${content}\n<!-- ${name}:end -->`));
 }

@@ -8,7 +8,7 @@ import { formatTable, measureGroup, type BenchCase, type BenchResult } from './b
 
 /**
  * `npm run bench [-- <filter>] [-- --update-readme]`: runs every case whose scenario contains the filter
- * and prints one table; `--update-readme` also writes it into README.md between the bench markers.
+ * and prints one table; `--update-readme` also writes it into docs/benchmarks.md between the bench markers.
  */
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
