@@ -2,15 +2,12 @@ import { Inject, Injectable, Logger, Optional, type OnApplicationShutdown, type 
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
 import { Observable } from 'rxjs';
-import { OptionsValidator, ResiliencePipelineRegistry } from '../core/internal.js';
-import {
-  getResilienceMethodMetadata,
-  type ResilienceMethodBinding,
-  type ResilienceMethodMetadata,
-} from './decorators/resilience-method.metadata.js';
+import { OptionsValidator, ResiliencePipelineRegistry } from '../core/index.js';
+import { getResilienceMethodMetadata, type ResilienceMethodMetadata } from './decorators/resilience-method.wrapper.js';
+import type { ResilienceMethodBinding } from './execution/resilience-method.binding.js';
 import { planMethodPipeline } from './method-pipeline.factory.js';
 import { RESILIENCE_BINDINGS } from './resilience.constants.js';
-import { enableAsyncContextPropagation } from './resilience-context.storage.js';
+import { enableAsyncContextPropagation } from './execution/resilience-context.storage.js';
 import { RESILIENCE_MODULE_OPTIONS } from './resilience.module-definition.js';
 import type { ResilienceModuleOptions } from './resilience-module-options.interface.js';
 import { RESILIENCE_STORE_HANDLE, type ResilienceStoreHandle } from './resilience-store.factory.js';

@@ -13,7 +13,7 @@ export type {
   StrategyConfig,
   TimeoutConfig,
 } from './pipeline-config.model.js';
-export { PIPELINE_SECTION_ORDER } from './pipeline-config.model.js';
+export { PIPELINE_SECTION_ORDER } from './pipeline-config.builder.js';
 export { BUILT_IN_PREDICATES, PredicateRegistry } from './predicate.registry.js';
 export {
   ResiliencePipelineRegistry,
