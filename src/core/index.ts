@@ -25,19 +25,19 @@ export {
   isIsolatedCircuitError,
   isRateLimiterRejectedError,
   isResilienceError,
+  isResilienceValidationError,
   isTimeoutRejectedError,
+  isUnknownPipelineError,
   IsolatedCircuitError,
   RateLimiterRejectedError,
   ResilienceError,
-  TimeoutRejectedError,
-  type ResilienceErrorSource,
-} from './resilience.errors.js';
-export {
   ResilienceValidationError,
-  MAX_TIMER_DELAY,
+  TimeoutRejectedError,
+  UnknownPipelineError,
+  type ResilienceErrorSource,
   type ValidationIssue,
-  OptionsValidator,
-} from './utils/options.validation.js';
+} from './resilience.errors.js';
+export { MAX_TIMER_DELAY, OptionsValidator } from './utils/options.validation.js';
 export {
   abortReason,
   SystemTimeProvider,
@@ -151,7 +151,6 @@ export {
   PIPELINE_SECTION_ORDER,
   PredicateRegistry,
   ResiliencePipelineRegistry,
-  UnknownPipelineError,
   type ChaosFaultConfig,
   type ChaosLatencyConfig,
   type CircuitBreakerConfig,

@@ -17,6 +17,7 @@ import {
   METHOD_INVOCATION,
   type ResilienceMethodBinding,
 } from './execution/resilience-method.binding.js';
+import { NEST_RULES } from './resilience.messages.js';
 
 /** A method's composed pipeline and how it reads in logs. @internal */
 export interface MethodPipelinePlan {
@@ -110,16 +111,12 @@ function planFallback(spec: unknown, step: PlanStep): string | undefined {
   if (options.method !== undefined) {
     const fallback = (instance as Record<string, unknown>)[options.method];
     if (typeof fallback !== 'function') {
-      issues.add(decorator, options.method, `is not a method of ${meta.className}`);
+      issues.add(decorator, options.method, NEST_RULES.notAMethod(meta.className));
       return undefined;
     }
     const arity = meta.original.length;
     if (fallback.length !== arity + 1 && fallback.length !== 1) {
-      issues.add(
-        decorator,
-        options.method,
-        `must take the ${arity} argument(s) of ${meta.methodName} plus the error, or the error alone; it takes ${fallback.length}`,
-      );
+      issues.add(decorator, options.method, NEST_RULES.fallbackArity(arity, meta.methodName, fallback.length));
       return undefined;
     }
     const errorOnly = fallback.length === 1 && arity !== 0;
@@ -146,7 +143,7 @@ function planFallback(spec: unknown, step: PlanStep): string | undefined {
     );
     return 'Fallback(value)';
   }
-  issues.add(decorator, options, 'needs a method name or a value');
+  issues.add(decorator, options, NEST_RULES.fallbackNeedsTarget);
   return undefined;
 }
 
@@ -156,7 +153,7 @@ function planNamedPipeline(spec: unknown, step: PlanStep): string | undefined {
   const { name } = spec as { name: string };
   const named = registry.tryGetPipeline(name);
   if (!named) {
-    issues.add(decorator, name, unknownPipeline(registry));
+    issues.add(decorator, name, NEST_RULES.unknownPipeline(registry.pipelineNames));
     return undefined;
   }
   builder.addStrategy({
@@ -181,18 +178,14 @@ function planSection(spec: unknown, step: PlanStep): string | undefined {
     return `${section.decorator}(inline)`;
   }
   if (!registry.pipelineNames.includes(sectionSpec.name)) {
-    issues.add(decorator, sectionSpec.name, unknownPipeline(registry));
+    issues.add(decorator, sectionSpec.name, NEST_RULES.unknownPipeline(registry.pipelineNames));
     return undefined;
   }
   const value = registry.getPipelineConfig(sectionSpec.name)?.[name];
   if (value === undefined) {
-    issues.add(decorator, sectionSpec.name, `names a pipeline without a "${name}" section`);
+    issues.add(decorator, sectionSpec.name, NEST_RULES.missingSection(name));
     return undefined;
   }
   registry.applyConfig(builder, { [name]: value }, issues, { sharedWith: sectionSpec.name });
   return `${section.decorator}(${sectionSpec.name})`;
-}
-
-function unknownPipeline(registry: ResiliencePipelineRegistry): string {
-  return `is not a registered pipeline (known: ${registry.pipelineNames.join(', ') || 'none'})`;
 }

@@ -7,6 +7,7 @@ import { getResilienceMethodMetadata, type ResilienceMethodMetadata } from './de
 import type { ResilienceMethodBinding } from './execution/resilience-method.binding.js';
 import { planMethodPipeline } from './method-pipeline.factory.js';
 import { RESILIENCE_BINDINGS } from './resilience.constants.js';
+import { NEST_RULES } from './resilience.messages.js';
 import { enableAsyncContextPropagation } from './execution/resilience-context.storage.js';
 import { RESILIENCE_MODULE_OPTIONS } from './resilience.module-definition.js';
 import type { ResilienceModuleOptions } from './resilience-module-options.interface.js';
@@ -76,11 +77,7 @@ export class ResilienceExplorer implements OnModuleInit, OnApplicationShutdown {
     const holder = target as Record<symbol, Bindings | undefined>;
     if (Object.prototype.hasOwnProperty.call(holder, RESILIENCE_BINDINGS)) {
       if (!own) {
-        v.add(
-          className,
-          'request-scoped',
-          'is a request-scoped or transient class whose decorated methods another application in this process already bound; run one application per process or make the class a singleton',
-        );
+        v.add(className, 'request-scoped', NEST_RULES.boundElsewhere);
         return undefined;
       }
       return holder[RESILIENCE_BINDINGS];

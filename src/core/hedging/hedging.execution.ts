@@ -54,17 +54,36 @@ export class HedgingExecution<T> {
     private readonly context: ResilienceContext,
   ) {}
 
+  // The steps are awaited inline, never through another async function: the order in which attempts
+  // start and settle (parallel mode starts them all before the first can settle) depends on it.
   async run(): Promise<T> {
     this.listenToCaller();
     try {
       this.start(0);
       while (!this.accepted) {
-        if (this.completed.length === 0 && (await this.waitOrHedge())) continue;
-        await this.judgeCompleted();
+        if (this.completed.length === 0) {
+          const delay = this.canHedge() ? await this.policy.delayFor(this.context, this.attempts.length) : -1;
+          if (delay === 0 && this.canHedge()) {
+            await this.hedge(); // parallel mode: start the next one at once
+            continue;
+          }
+          const timedOut = await this.waitForAttempt(delay);
+          if (timedOut && this.completed.length === 0) {
+            await this.hedge();
+            continue;
+          }
+        }
+        while (this.completed.length > 0 && !this.accepted) {
+          const attempt = this.completed.shift()!;
+          if (!(await this.policy.isHandled(attempt, this.context))) this.accepted = attempt;
+          else if (this.canHedge()) await this.hedge(); // a failure lets the next hedge start at once
+        }
         this.acceptPrimaryWhenAllFailed();
       }
     } finally {
-      await this.cancelTheOthers();
+      this.abortTheOthers();
+      await Promise.all(this.attempts.map((a) => a.settled));
+      for (const attempt of this.attempts) attempt.scope.dispose();
     }
     return this.result();
   }
@@ -136,44 +155,22 @@ export class HedgingExecution<T> {
   }
 
   /**
-   * Waits for an attempt to settle, or for the hedging delay to pass (then hedges). Returns true when it
-   * started a hedge instead of seeing an attempt settle.
+   * Waits until an attempt settles, the caller cancels, or `delay` (> 0) passes while another attempt
+   * may start; resolves with whether the delay passed.
    */
-  private async waitOrHedge(): Promise<boolean> {
-    const delay = this.canHedge() ? await this.policy.delayFor(this.context, this.attempts.length) : -1;
-    if (delay === 0 && this.canHedge()) {
-      await this.hedge(); // parallel mode: start the next one at once
-      return true;
-    }
+  private waitForAttempt(delay: number): Promise<boolean> {
     const time = this.policy.time;
-    let timer: TimerHandle;
-    let timedOut = false;
-    await new Promise<void>((resolve) => {
-      this.wake = resolve;
-      if (this.completed.length > 0) resolve();
-      else if (delay > 0 && this.canHedge()) {
-        timer = time.setTimeout(() => {
-          timedOut = true;
-          resolve();
-        }, delay);
-      }
+    return new Promise<boolean>((resolve) => {
+      let timer: TimerHandle | undefined;
+      const done = (timedOut: boolean): void => {
+        this.wake = undefined;
+        if (timer !== undefined) time.clearTimeout(timer);
+        resolve(timedOut);
+      };
+      this.wake = () => done(false);
+      if (this.completed.length > 0) done(false);
+      else if (delay > 0 && this.canHedge()) timer = time.setTimeout(() => done(true), delay);
     });
-    this.wake = undefined;
-    if (timer !== undefined) time.clearTimeout(timer);
-    if (timedOut && this.completed.length === 0) {
-      await this.hedge();
-      return true;
-    }
-    return false;
-  }
-
-  /** Accepts the first settled attempt whose outcome is not handled; a handled one lets a hedge start. */
-  private async judgeCompleted(): Promise<void> {
-    while (this.completed.length > 0 && !this.accepted) {
-      const attempt = this.completed.shift()!;
-      if (!(await this.policy.isHandled(attempt, this.context))) this.accepted = attempt;
-      else if (this.canHedge()) await this.hedge(); // a failure lets the next hedge start at once
-    }
   }
 
   /** Every attempt failed and no more may start: the primary's outcome stands. */
@@ -183,16 +180,14 @@ export class HedgingExecution<T> {
     }
   }
 
-  /** Aborts every attempt but the accepted one and waits for all of them to settle. */
-  private async cancelTheOthers(): Promise<void> {
+  /** Stops listening to the caller and aborts every attempt but the accepted one. */
+  private abortTheOthers(): void {
     this.callerSignal?.removeEventListener('abort', this.onCallerAbort);
     for (const attempt of this.attempts) {
       if (attempt !== this.accepted && attempt.outcome === undefined) {
         attempt.scope.abort(new DOMException('Another hedged attempt was accepted.', 'AbortError'));
       }
     }
-    await Promise.all(this.attempts.map((a) => a.settled));
-    for (const attempt of this.attempts) attempt.scope.dispose();
   }
 
   /** The accepted attempt's outcome; its properties merge back into the caller's context. */

@@ -26,8 +26,10 @@ import { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
 import { systemTimeProvider, type TimeProvider } from '../time/time.provider.js';
 import { timeoutRegistration } from '../timeout/timeout.registration.js';
 import type { TimeoutStrategyOptions } from '../timeout/timeout.options.js';
-import { OptionsValidator, ResilienceValidationError } from '../utils/options.validation.js';
+import { ResilienceValidationError } from '../resilience.errors.js';
+import { OptionsValidator } from '../utils/options.validation.js';
 import { ResiliencePipeline } from './resilience.pipeline.js';
+import { RULES } from '../resilience.messages.js';
 
 /** @publicApi */
 export interface ResiliencePipelineBuilderOptions {
@@ -243,9 +245,9 @@ export class ResiliencePipelineBuilder<T = unknown> {
       const v = validator.child(('label' in entry && entry.label) || `strategies[${index}] (${entry.type})`);
       if ('pipeline' in entry) {
         if (!(entry.pipeline instanceof ResiliencePipeline))
-          v.add('pipeline', entry.pipeline, 'must be a ResiliencePipeline');
+          v.add('pipeline', entry.pipeline, RULES.instanceOf('ResiliencePipeline'));
       } else if (typeof entry.options !== 'object' || entry.options === null) {
-        v.add('options', entry.options, 'must be an object');
+        v.add('options', entry.options, RULES.object);
       } else {
         entry.validate?.(v, entry.options, { name: this.options.name, instanceName: this.options.instanceName });
       }
@@ -293,13 +295,13 @@ export class ResiliencePipelineBuilder<T = unknown> {
       .string('instanceName', o.instanceName)
       .func('random', o.random);
     if (o.timeProvider !== undefined && typeof (o.timeProvider as Partial<TimeProvider>).now !== 'function') {
-      v.add('timeProvider', o.timeProvider, 'must be a TimeProvider');
+      v.add('timeProvider', o.timeProvider, RULES.instanceOf('TimeProvider'));
     }
     if (o.telemetryListeners !== undefined) {
-      if (!Array.isArray(o.telemetryListeners)) v.add('telemetryListeners', o.telemetryListeners, 'must be an array');
+      if (!Array.isArray(o.telemetryListeners)) v.add('telemetryListeners', o.telemetryListeners, RULES.array);
       else
         o.telemetryListeners.forEach((l: Partial<TelemetryListener>, i) => {
-          if (typeof l?.write !== 'function') v.add(`telemetryListeners[${i}]`, l, 'must have a write(event) method');
+          if (typeof l?.write !== 'function') v.add(`telemetryListeners[${i}]`, l, RULES.telemetryListener);
         });
     }
   }
@@ -307,7 +309,7 @@ export class ResiliencePipelineBuilder<T = unknown> {
   private assertNotBuilt(): void {
     if (this.built) {
       throw new ResilienceValidationError(
-        [{ path: 'builder', value: this.options.name, rule: 'cannot be changed or built again after build()' }],
+        [{ path: 'builder', value: this.options.name, rule: RULES.builtAlready }],
         'ResiliencePipelineBuilder misuse',
       );
     }

@@ -4,6 +4,7 @@ import type { StrategyConfigEnvironment } from '../resilience-strategy.interface
 import type { OptionsValidator } from '../utils/options.validation.js';
 import type { PipelineConfig, PipelineSection, StrategyConfig } from './pipeline-config.model.js';
 import type { PredicateRegistry } from './predicate.registry.js';
+import { RULES } from '../resilience.messages.js';
 
 /** What configuration is applied with. @internal */
 export interface PipelineConfigEnvironment {
@@ -40,15 +41,15 @@ export function applyPipelineConfig(
   v: OptionsValidator,
 ): void {
   if (typeof config !== 'object' || config === null || Array.isArray(config)) {
-    v.add('', config, 'must be an object of strategy sections');
+    v.add('', config, RULES.sectionsObject);
     return;
   }
   if (config.strategies !== undefined) {
     const others = PIPELINE_SECTION_ORDER.filter((s) => config[s] !== undefined);
-    if (others.length) v.add('strategies', config.strategies, `cannot be combined with ${others.join(', ')}`);
+    if (others.length) v.add('strategies', config.strategies, RULES.cannotCombine(others.join(', ')));
     v.knownKeys(config, ['strategies']);
     if (!Array.isArray(config.strategies)) {
-      v.add('strategies', config.strategies, 'must be an array');
+      v.add('strategies', config.strategies, RULES.array);
       return;
     }
     (config.strategies as readonly StrategyConfig[]).forEach((entry, index) =>
@@ -76,13 +77,13 @@ function addListedStrategy(
   v: OptionsValidator,
 ): void {
   if (typeof entry !== 'object' || entry === null) {
-    v.add(label, entry, 'must be an object');
+    v.add(label, entry, RULES.object);
     return;
   }
   const { type, ...data } = entry as StrategyConfig & Record<string, unknown>;
   const section = LISTED_SECTIONS.find((s) => s.name === type);
   if (!section) {
-    v.add(`${label}.type`, type, `must be one of ${LISTED_SECTIONS.map((s) => `"${s.name}"`).join(', ')}`);
+    v.add(`${label}.type`, type, RULES.oneOf(LISTED_SECTIONS.map((s) => `"${s.name}"`)));
     return;
   }
   addSection(builder, section, data, label, env, v);

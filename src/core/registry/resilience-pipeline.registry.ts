@@ -13,13 +13,14 @@ import { ResiliencePipelineBuilder } from '../pipeline/resilience-pipeline.build
 import { ResiliencePipeline } from '../pipeline/resilience.pipeline.js';
 import { SHARED_LIMITER_SERVICE } from '../rate-limiter/rate-limiter.registration.js';
 import type { StrategyConfigEnvironment, StrategyServiceKey } from '../resilience-strategy.interface.js';
-import { ResilienceError } from '../resilience.errors.js';
+import { ResilienceValidationError, UnknownPipelineError } from '../resilience.errors.js';
 import type { TelemetryListener } from '../telemetry/resilience-event.model.js';
 import { systemTimeProvider, type TimeProvider } from '../time/time.provider.js';
-import { OptionsValidator, ResilienceValidationError } from '../utils/options.validation.js';
+import { OptionsValidator } from '../utils/options.validation.js';
 import { applyPipelineConfig } from './pipeline-config.builder.js';
 import type { PipelineConfig } from './pipeline-config.model.js';
 import { PredicateRegistry } from './predicate.registry.js';
+import { RULES } from '../resilience.messages.js';
 
 /** @publicApi */
 export interface ResiliencePipelineRegistryOptions {
@@ -41,19 +42,6 @@ export type ConfigurePipeline<T> = (
   builder: ResiliencePipelineBuilder<T>,
   context: { readonly name: string; readonly key: string | undefined },
 ) => void;
-
-/** Thrown for a pipeline name the registry does not know; lists the names it does. @publicApi */
-export class UnknownPipelineError extends ResilienceError {
-  constructor(
-    readonly pipelineName: string,
-    readonly knownNames: readonly string[],
-  ) {
-    super(
-      `No resilience pipeline is named "${pipelineName}". Known pipelines: ${knownNames.length ? knownNames.map((n) => `"${n}"`).join(', ') : '(none)'}.`,
-    );
-  }
-}
-Object.defineProperty(UnknownPipelineError.prototype, 'name', { value: 'UnknownPipelineError', writable: true });
 
 /**
  * The pipeline the registry hands out: a stable handle whose strategies can be swapped by `reload`,
@@ -125,12 +113,10 @@ export class ResiliencePipelineRegistry {
   addPipelines(pipelines: Readonly<Record<string, PipelineConfig>>): void {
     const v = new OptionsValidator('');
     if (typeof pipelines !== 'object' || pipelines === null) {
-      v.add('pipelines', pipelines, 'must be an object of named pipelines').throwIfInvalid(
-        'Invalid resilience configuration',
-      );
+      v.add('pipelines', pipelines, RULES.pipelinesObject).throwIfInvalid('Invalid resilience configuration');
     }
     for (const [name, config] of Object.entries(pipelines)) {
-      if (this.entries.has(name)) v.add(`pipelines.${name}`, '(exists)', 'is already registered');
+      if (this.entries.has(name)) v.add(`pipelines.${name}`, '(exists)', RULES.alreadyRegistered);
       else this.buildFromConfig(name, undefined, config, v);
     }
     v.throwIfInvalid('Invalid resilience configuration');

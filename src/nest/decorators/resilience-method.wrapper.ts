@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
 import { RESILIENCE_BINDINGS, RESILIENCE_METHOD_METADATA } from '../resilience.constants.js';
+import { NEST_RULES } from '../resilience.messages.js';
 import { STRATEGY_SECTIONS, type StrategySectionName } from '../../core/index.js';
 import { RequestLink, type ResilienceMethodBinding } from '../execution/resilience-method.binding.js';
 
@@ -56,7 +57,7 @@ export function recordResilienceSection(decorator: string, section: ResilienceSe
   return (target, key, descriptor) => {
     const meta = wrapOnce(target, key, descriptor as TypedPropertyDescriptor<unknown>);
     if (meta.sections[section] !== undefined) {
-      throw new Error(`@${decorator} is applied twice to ${meta.className}.${meta.methodName}.`);
+      throw new Error(NEST_RULES.appliedTwice(decorator, `${meta.className}.${meta.methodName}`));
     }
     meta.sections[section] = spec;
     return descriptor;
@@ -70,7 +71,7 @@ function wrapOnce(
 ): ResilienceMethodMetadata {
   const current = descriptor.value;
   if (typeof current !== 'function') {
-    throw new Error(`Resilience decorators apply to methods; ${String(key)} is not one.`);
+    throw new Error(NEST_RULES.notAMethodTarget(String(key)));
   }
   const existing = getResilienceMethodMetadata(current);
   if (existing) return existing;
