@@ -1,5 +1,6 @@
 import { chaosFaultRegistration, chaosLatencyRegistration } from '../chaos/chaos.registrations.js';
 import { circuitBreakerRegistration } from '../circuit-breaker/circuit-breaker.registration.js';
+import { concurrencyLimiterRegistration } from '../concurrency-limiter/concurrency-limiter.registration.js';
 import { fallbackRegistration } from '../fallback/fallback.registration.js';
 import { hedgingRegistration } from '../hedging/hedging.registration.js';
 import { rateLimiterRegistration } from '../rate-limiter/rate-limiter.registration.js';
@@ -45,7 +46,7 @@ export const STRATEGY_SECTIONS = [
   section('totalTimeout', timeoutRegistration),
   slot('pipeline', 'UseResiliencePipeline'),
   section('rateLimiter', rateLimiterRegistration),
-  section('concurrencyLimiter', rateLimiterRegistration),
+  section('concurrencyLimiter', concurrencyLimiterRegistration),
   section('hedging', hedgingRegistration),
   section('retry', retryRegistration),
   section('circuitBreaker', circuitBreakerRegistration),

@@ -16,8 +16,13 @@ export const SHARED_LIMITER_SERVICE = new StrategyServiceKey<
   (section: SharedLimitSection, options: RateLimiterStrategyOptions) => RateLimiter
 >('shared-limiter');
 
-/** The definition is validated as given; the limiter it describes is shared when the environment can. */
-function sharedLimit(section: SharedLimitSection) {
+/**
+ * Creates the strategy of a limit section: the definition is validated as given; the limiter it
+ * describes is shared when the environment can.
+ *
+ * @internal
+ */
+export function sharedLimit(section: SharedLimitSection) {
   return (options: RateLimiterStrategyOptions, context: StrategyBuilderContext, env: StrategyConfigEnvironment) => {
     const shared = env.service(SHARED_LIMITER_SERVICE);
     return new RateLimiterStrategy(
@@ -29,12 +34,7 @@ function sharedLimit(section: SharedLimitSection) {
   };
 }
 
-/**
- * The rate limiter: `addRateLimiter` and `addConcurrencyLimiter`, the `rateLimiter` and
- * `concurrencyLimiter` sections, `@RateLimit` and `@ConcurrencyLimit`.
- *
- * @publicApi
- */
+/** The rate limiter: `addRateLimiter`, the `rateLimiter` section, `@RateLimit`. @publicApi */
 export const rateLimiterRegistration: StrategyDefinition<RateLimiterStrategyOptions> = {
   type: 'rate-limiter',
   events: ['OnRateLimiterRejected'],
@@ -42,12 +42,5 @@ export const rateLimiterRegistration: StrategyDefinition<RateLimiterStrategyOpti
   create: (options, context) => new RateLimiterStrategy(options, context),
   sections: {
     rateLimiter: { decorator: 'RateLimit', create: sharedLimit('rateLimiter') },
-    concurrencyLimiter: {
-      decorator: 'ConcurrencyLimit',
-      type: 'concurrency-limiter',
-      numberOption: 'permitLimit',
-      fromConfig: (config) => ({ ...config, kind: 'concurrency' }),
-      create: sharedLimit('concurrencyLimiter'),
-    },
   },
 };

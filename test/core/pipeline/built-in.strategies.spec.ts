@@ -60,7 +60,7 @@ describe('STRATEGY_SECTIONS: one composition order', () => {
       totalTimeout: 'timeout',
       pipeline: undefined,
       rateLimiter: 'rate-limiter',
-      concurrencyLimiter: 'rate-limiter',
+      concurrencyLimiter: 'concurrency-limiter',
       hedging: 'hedging',
       retry: 'retry',
       circuitBreaker: 'circuit-breaker',
