@@ -18,6 +18,7 @@ export {
   clampDelay,
   computeBackoffDelay,
   ConcurrencyLimiter,
+  concurrencyLimiterRegistration,
   createRateLimiter,
   DEFAULT_BREAK_DURATION,
   DEFAULT_CHAOS_LATENCY,

@@ -174,6 +174,7 @@ export {
   isTransientHttpStatus,
   parseRetryAfter,
 } from './http/http.predicates.js';
+export { concurrencyLimiterRegistration } from './concurrency-limiter/index.js';
 export {
   ChainedRateLimiter,
   ConcurrencyLimiter,
