@@ -79,34 +79,38 @@ export function strategyRegistration<TOptions extends object>(
   };
 }
 
+/** Registrations for options of one strategy. */
+type RegistrationFactory<O> = (options: O) => StrategyRegistration<O>;
+
+function factory<O extends object>(registration: StrategyDefinition<O>): RegistrationFactory<O> {
+  return (options) => strategyRegistration(registration, options);
+}
+
 /**
- * The registrations behind the built-in `add…` methods, for code that adds strategies generically.
+ * The registrations behind the built-in `add…` methods, for code that adds strategies generically. Each
+ * strategy folder also exports its registration for `ResiliencePipelineBuilder.add`.
  *
  * @publicApi
  */
 export const builtInStrategies = {
-  retry: <T>(options: RetryStrategyOptions<T>): StrategyRegistration<RetryStrategyOptions<T>> =>
-    strategyRegistration(retryRegistration as StrategyDefinition<RetryStrategyOptions<T>>, options),
-  timeout: (options: TimeoutStrategyOptions): StrategyRegistration<TimeoutStrategyOptions> =>
-    strategyRegistration(timeoutRegistration, options),
-  fallback: <T>(options: FallbackStrategyOptions<T>): StrategyRegistration<FallbackStrategyOptions<T>> =>
-    strategyRegistration(fallbackRegistration as StrategyDefinition<FallbackStrategyOptions<T>>, options),
-  rateLimiter: (options: RateLimiterStrategyOptions): StrategyRegistration<RateLimiterStrategyOptions> =>
-    strategyRegistration(rateLimiterRegistration, options),
-  hedging: <T>(options: HedgingStrategyOptions<T>): StrategyRegistration<HedgingStrategyOptions<T>> =>
-    strategyRegistration(hedgingRegistration as StrategyDefinition<HedgingStrategyOptions<T>>, options),
-  chaosFault: (options: ChaosFaultOptions): StrategyRegistration<ChaosFaultOptions> =>
-    strategyRegistration(chaosFaultRegistration, options),
-  chaosLatency: (options: ChaosLatencyOptions): StrategyRegistration<ChaosLatencyOptions> =>
-    strategyRegistration(chaosLatencyRegistration, options),
-  chaosOutcome: <T>(options: ChaosOutcomeOptions<T>): StrategyRegistration<ChaosOutcomeOptions<T>> =>
-    strategyRegistration(chaosOutcomeRegistration as StrategyDefinition<ChaosOutcomeOptions<T>>, options),
-  chaosBehavior: (options: ChaosBehaviorOptions): StrategyRegistration<ChaosBehaviorOptions> =>
-    strategyRegistration(chaosBehaviorRegistration, options),
-  circuitBreaker: <T>(
-    options: CircuitBreakerStrategyOptions<T>,
-  ): StrategyRegistration<CircuitBreakerStrategyOptions<T>> =>
-    strategyRegistration(circuitBreakerRegistration as StrategyDefinition<CircuitBreakerStrategyOptions<T>>, options),
+  retry: factory(retryRegistration) as <T>(o: RetryStrategyOptions<T>) => StrategyRegistration<RetryStrategyOptions<T>>,
+  timeout: factory(timeoutRegistration),
+  fallback: factory(fallbackRegistration) as <T>(
+    o: FallbackStrategyOptions<T>,
+  ) => StrategyRegistration<FallbackStrategyOptions<T>>,
+  rateLimiter: factory(rateLimiterRegistration),
+  hedging: factory(hedgingRegistration) as <T>(
+    o: HedgingStrategyOptions<T>,
+  ) => StrategyRegistration<HedgingStrategyOptions<T>>,
+  chaosFault: factory(chaosFaultRegistration),
+  chaosLatency: factory(chaosLatencyRegistration),
+  chaosOutcome: factory(chaosOutcomeRegistration) as <T>(
+    o: ChaosOutcomeOptions<T>,
+  ) => StrategyRegistration<ChaosOutcomeOptions<T>>,
+  chaosBehavior: factory(chaosBehaviorRegistration),
+  circuitBreaker: factory(circuitBreakerRegistration) as <T>(
+    o: CircuitBreakerStrategyOptions<T>,
+  ) => StrategyRegistration<CircuitBreakerStrategyOptions<T>>,
 };
 
 /**
