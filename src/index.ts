@@ -103,6 +103,7 @@ export {
   type BackoffState,
   type BackoffType,
   type BreakDurationGeneratorArguments,
+  type BuiltInStrategies,
   type CancellationSource,
   type ChaosBehaviorOptions,
   type ChaosFaultConfig,

@@ -64,6 +64,7 @@ export {
   builtInStrategies,
   ResiliencePipelineBuilder,
   strategyRegistration,
+  type BuiltInStrategies,
   type ResiliencePipelineBuilderOptions,
 } from './pipeline/resilience-pipeline.builder.js';
 export {

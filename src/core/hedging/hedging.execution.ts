@@ -161,7 +161,7 @@ export class HedgingExecution<T> {
   private waitForAttempt(delay: number): Promise<boolean> {
     const time = this.policy.time;
     return new Promise<boolean>((resolve) => {
-      let timer: TimerHandle | undefined;
+      let timer: TimerHandle;
       const done = (timedOut: boolean): void => {
         this.wake = undefined;
         if (timer !== undefined) time.clearTimeout(timer);

@@ -86,6 +86,20 @@ function factory<O extends object>(registration: StrategyDefinition<O>): Registr
   return (options) => strategyRegistration(registration, options);
 }
 
+/** The registration factories of `builtInStrategies`. @publicApi */
+export interface BuiltInStrategies {
+  retry<T>(options: RetryStrategyOptions<T>): StrategyRegistration<RetryStrategyOptions<T>>;
+  timeout(options: TimeoutStrategyOptions): StrategyRegistration<TimeoutStrategyOptions>;
+  fallback<T>(options: FallbackStrategyOptions<T>): StrategyRegistration<FallbackStrategyOptions<T>>;
+  rateLimiter(options: RateLimiterStrategyOptions): StrategyRegistration<RateLimiterStrategyOptions>;
+  hedging<T>(options: HedgingStrategyOptions<T>): StrategyRegistration<HedgingStrategyOptions<T>>;
+  chaosFault(options: ChaosFaultOptions): StrategyRegistration<ChaosFaultOptions>;
+  chaosLatency(options: ChaosLatencyOptions): StrategyRegistration<ChaosLatencyOptions>;
+  chaosOutcome<T>(options: ChaosOutcomeOptions<T>): StrategyRegistration<ChaosOutcomeOptions<T>>;
+  chaosBehavior(options: ChaosBehaviorOptions): StrategyRegistration<ChaosBehaviorOptions>;
+  circuitBreaker<T>(options: CircuitBreakerStrategyOptions<T>): StrategyRegistration<CircuitBreakerStrategyOptions<T>>;
+}
+
 /**
  * The registrations behind the built-in `add…` methods, for code that adds strategies generically. Each
  * strategy folder also exports its registration for `ResiliencePipelineBuilder.add`.
@@ -93,25 +107,17 @@ function factory<O extends object>(registration: StrategyDefinition<O>): Registr
  * @publicApi
  */
 export const builtInStrategies = {
-  retry: factory(retryRegistration) as <T>(o: RetryStrategyOptions<T>) => StrategyRegistration<RetryStrategyOptions<T>>,
+  retry: factory(retryRegistration),
   timeout: factory(timeoutRegistration),
-  fallback: factory(fallbackRegistration) as <T>(
-    o: FallbackStrategyOptions<T>,
-  ) => StrategyRegistration<FallbackStrategyOptions<T>>,
+  fallback: factory(fallbackRegistration),
   rateLimiter: factory(rateLimiterRegistration),
-  hedging: factory(hedgingRegistration) as <T>(
-    o: HedgingStrategyOptions<T>,
-  ) => StrategyRegistration<HedgingStrategyOptions<T>>,
+  hedging: factory(hedgingRegistration),
   chaosFault: factory(chaosFaultRegistration),
   chaosLatency: factory(chaosLatencyRegistration),
-  chaosOutcome: factory(chaosOutcomeRegistration) as <T>(
-    o: ChaosOutcomeOptions<T>,
-  ) => StrategyRegistration<ChaosOutcomeOptions<T>>,
+  chaosOutcome: factory(chaosOutcomeRegistration),
   chaosBehavior: factory(chaosBehaviorRegistration),
-  circuitBreaker: factory(circuitBreakerRegistration) as <T>(
-    o: CircuitBreakerStrategyOptions<T>,
-  ) => StrategyRegistration<CircuitBreakerStrategyOptions<T>>,
-};
+  circuitBreaker: factory(circuitBreakerRegistration),
+} as BuiltInStrategies;
 
 /**
  * Composes strategies into a `ResiliencePipeline`. The first strategy added is the outermost. Options are

@@ -18,7 +18,7 @@ class CountingSource implements CancellationSource {
   }
 
   get reason(): unknown {
-    return this.controller.signal.reason;
+    return this.controller.signal.reason as unknown;
   }
 
   get signal(): AbortSignal {

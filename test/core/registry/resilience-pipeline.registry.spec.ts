@@ -66,7 +66,7 @@ describe('ResiliencePipelineRegistry.applyConfig', () => {
     await expect(method.execute(() => 'ok')).rejects.toBeInstanceOf(BrokenCircuitError);
 
     // Closing the circuit by hand through the named pipeline's control closes the method's too.
-    registry.circuitControl('orders').close();
+    await registry.circuitControl('orders').close();
     await expect(method.execute(() => 'ok')).resolves.toBe('ok');
 
     // One permit, shared: while the method holds it, the named pipeline is rejected.
