@@ -47,8 +47,11 @@ export class ResilienceContext {
   _scope: CancellationScope;
   /** @internal The user's callback, read by the innermost component. */
   _callback: ResilienceCallback<unknown, unknown> | undefined = undefined;
-  /** @internal The state passed to `execute` with the callback, handed to it on every attempt. */
-  _state: unknown = undefined;
+  /**
+   * @internal The state passed to `execute` with the callback, handed to it on every attempt. Left
+   * unset (no property on the object) unless a caller passes state, so contexts stay as small as before.
+   */
+  _state: unknown;
   /** @internal The time (per the pipeline's clock) by which an enclosing timeout ends the call. */
   _deadline = Infinity;
   private bag: ResilienceProperties | undefined;
@@ -107,7 +110,7 @@ export class ResilienceContext {
     const copy = new ResilienceContext({ operationKey: this.operationKey });
     copy._scope = scope;
     copy._callback = this._callback;
-    copy._state = this._state;
+    if (this._state !== undefined) copy._state = this._state;
     copy._deadline = this._deadline;
     copy.attemptNumber = this.attemptNumber;
     if (this.bag) copy.properties.addOrReplace(this.bag);

@@ -67,7 +67,8 @@ export class ResiliencePipeline<T = unknown> {
       ctx = new ResilienceContext(context);
     }
     ctx._callback = callback as ResilienceCallback<unknown, unknown>;
-    ctx._state = state;
+    // A context on this path has never run a callback, so it holds no state of an earlier call.
+    if (state !== undefined) ctx._state = state;
     try {
       return this.head(ctx) as Promise<R>;
     } catch (error) {
@@ -96,7 +97,7 @@ export class ResiliencePipeline<T = unknown> {
     const previousState = ctx._state;
     const previousAttempt = ctx.attemptNumber;
     ctx._callback = callback as ResilienceCallback<unknown, unknown>;
-    ctx._state = state;
+    if (state !== previousState) ctx._state = state;
     const telemetry = this.telemetry;
     const started = telemetry ? this.now() : 0;
     if (telemetry) telemetry.report('PipelineExecuting', 'debug', ctx, {});
@@ -106,7 +107,7 @@ export class ResiliencePipeline<T = unknown> {
       return unwrapOutcome(outcome);
     } finally {
       ctx._callback = previousCallback;
-      ctx._state = previousState;
+      if (state !== previousState) ctx._state = previousState;
       ctx.attemptNumber = previousAttempt;
       if (telemetry && outcome) {
         telemetry.report('PipelineExecuted', outcome.ok ? 'information' : 'error', ctx, {
