@@ -6,7 +6,7 @@ import prettier from 'eslint-config-prettier';
 import globals from 'globals';
 
 export default defineConfig(
-  { ignores: ['dist/**', 'coverage/**', '*.config.js', 'bench/register.js', 'test/global-*.js'] },
+  { ignores: ['dist/**', 'coverage/**', '*.config.js', 'scripts/**', 'bench/register.js', 'test/global-*.js'] },
   eslint.configs.recommended,
   tseslint.configs.recommendedTypeChecked,
   {
@@ -28,6 +28,26 @@ export default defineConfig(
       'no-restricted-imports': [
         'error',
         { patterns: ['@nestjs/*', 'ioredis', 'axios', 'rxjs', '@opentelemetry/*', '../nest/*', '../../nest/*'] },
+      ],
+    },
+  },
+  {
+    // Everything outside the engine uses its public API: no internal module, no underscore member.
+    files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'sample-app/**/*.ts'],
+    ignores: ['src/core/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [{ group: ['**/core/internal*'], message: 'Use the public API of the core (src/core/index.ts).' }],
+        },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: 'MemberExpression[property.name=/^_/]',
+          message: "Underscore members are the engine's own; use the public API of the core.",
+        },
       ],
     },
   },

@@ -3,6 +3,7 @@ export {
   type ResilienceCallback,
   type ResilienceContextOptions,
 } from './context/resilience.context.js';
+export type { CancellationSource } from './context/cancellation.scope.js';
 export { ResiliencePropertyKey, ResilienceProperties } from './context/resilience-property.key.js';
 export { outcomeFromError, outcomeFromValue, unwrapOutcome } from './outcome.model.js';
 export type { Outcome, SuccessOutcome, FailureOutcome } from './outcome.model.js';
@@ -24,20 +25,26 @@ export {
   isIsolatedCircuitError,
   isRateLimiterRejectedError,
   isResilienceError,
+  isResilienceValidationError,
   isTimeoutRejectedError,
+  isUnknownPipelineError,
   IsolatedCircuitError,
   RateLimiterRejectedError,
   ResilienceError,
-  TimeoutRejectedError,
-  type ResilienceErrorSource,
-} from './resilience.errors.js';
-export {
   ResilienceValidationError,
-  MAX_TIMER_DELAY,
+  TimeoutRejectedError,
+  UnknownPipelineError,
+  type ResilienceErrorSource,
   type ValidationIssue,
-  OptionsValidator,
-} from './utils/options.validation.js';
-export { TimeProvider, SystemTimeProvider, systemTimeProvider, type TimerHandle } from './time/time.provider.js';
+} from './resilience.errors.js';
+export { MAX_TIMER_DELAY, OptionsValidator } from './utils/options.validation.js';
+export {
+  abortReason,
+  SystemTimeProvider,
+  systemTimeProvider,
+  TimeProvider,
+  type TimerHandle,
+} from './time/time.provider.js';
 export type {
   ResilienceEvent,
   ResilienceEventMap,
@@ -56,10 +63,22 @@ export { ResiliencePipeline } from './pipeline/resilience.pipeline.js';
 export {
   builtInStrategies,
   ResiliencePipelineBuilder,
+  strategyRegistration,
+  type BuiltInStrategies,
   type ResiliencePipelineBuilderOptions,
-  type StrategyRegistration,
 } from './pipeline/resilience-pipeline.builder.js';
-export type { ResilienceStrategy, StrategyBuilderContext, StrategyNext } from './pipeline/resilience.strategy.js';
+export {
+  StrategyServiceKey,
+  type ResilienceStrategy,
+  type StrategyBuilderContext,
+  type StrategyConfigEnvironment,
+  type StrategyDefinition,
+  type StrategyNext,
+  type StrategyPipelineInfo,
+  type StrategyRegistration,
+  type StrategySectionDefinition,
+} from './resilience-strategy.interface.js';
+export { STRATEGY_SECTIONS, type StrategySection, type StrategySectionName } from './pipeline/built-in.strategies.js';
 export {
   DEFAULT_RETRY_BACKOFF_TYPE,
   DEFAULT_RETRY_DELAY,
@@ -74,19 +93,81 @@ export {
   type RetryPredicateArguments,
   type RetryStrategyOptions,
   RetryBudget,
+  retryRegistration,
   type RetryBudgetOptions,
 } from './retry/index.js';
 export {
   DEFAULT_TIMEOUT,
+  timeoutRegistration,
   type OnTimeoutArguments,
   type TimeoutGeneratorArguments,
   type TimeoutMode,
   type TimeoutStrategyOptions,
 } from './timeout/index.js';
-export type { FallbackArguments, FallbackStrategyOptions } from './fallback/index.js';
-export * from './circuit-breaker/index.js';
+export { fallbackRegistration, type FallbackArguments, type FallbackStrategyOptions } from './fallback/index.js';
+export {
+  CIRCUIT_CONTROL_SERVICE,
+  CIRCUIT_SNAPSHOT_VERSION,
+  CIRCUIT_STATE_STORE_SERVICE,
+  CircuitBreakerManualControl,
+  circuitBreakerRegistration,
+  CircuitBreakerStateProvider,
+  DEFAULT_BREAK_DURATION,
+  DEFAULT_CIRCUIT_BREAKER_KIND,
+  DEFAULT_FAILURE_RATIO,
+  DEFAULT_FAILURE_THRESHOLD,
+  DEFAULT_MAX_HALF_OPEN_WAIT,
+  DEFAULT_MINIMUM_THROUGHPUT,
+  DEFAULT_PERMITTED_CALLS_IN_HALF_OPEN,
+  DEFAULT_SAMPLING_DURATION,
+  DEFAULT_SLOW_CALL_DURATION,
+  DEFAULT_WINDOW_SIZE,
+  defaultCircuitKey,
+  InMemoryCircuitBreakerStateStore,
+  MAX_WINDOW_SIZE,
+  type BreakDurationGeneratorArguments,
+  type CircuitAcquireResult,
+  type CircuitBreakerKind,
+  type CircuitBreakerPredicateArguments,
+  type CircuitBreakerStateStore,
+  type CircuitBreakerStrategyOptions,
+  type CircuitCallResult,
+  type CircuitHealth,
+  type CircuitMetricsSnapshot,
+  type CircuitPermit,
+  type CircuitPolicy,
+  type CircuitSnapshot,
+  type CircuitState,
+  type CircuitTransition,
+  type CircuitTransitionReason,
+  type MaybePromise,
+  type OnCircuitClosedArguments,
+  type OnCircuitHalfOpenedArguments,
+  type OnCircuitOpenedArguments,
+  type OnCircuitStateChangeArguments,
+} from './circuit-breaker/index.js';
 export type { CircuitOpenedEventArguments, CircuitClosedEventArguments } from './telemetry/resilience-event.model.js';
-export * from './registry/index.js';
+export {
+  BUILT_IN_PREDICATES,
+  PIPELINE_SECTION_ORDER,
+  PredicateRegistry,
+  ResiliencePipelineRegistry,
+  type ChaosFaultConfig,
+  type ChaosLatencyConfig,
+  type CircuitBreakerConfig,
+  type ConcurrencyLimiterConfig,
+  type ConfigurePipeline,
+  type FallbackConfig,
+  type HedgingConfig,
+  type PipelineConfig,
+  type PipelineSection,
+  type PredicateReference,
+  type RateLimiterConfig,
+  type ResiliencePipelineRegistryOptions,
+  type RetryConfig,
+  type StrategyConfig,
+  type TimeoutConfig,
+} from './registry/index.js';
 export {
   getHttpRetryAfter,
   getHttpStatus,
@@ -94,6 +175,51 @@ export {
   isTransientHttpStatus,
   parseRetryAfter,
 } from './http/http.predicates.js';
-export * from './rate-limiter/index.js';
-export * from './hedging/index.js';
-export * from './chaos/index.js';
+export { concurrencyLimiterRegistration } from './concurrency-limiter/index.js';
+export {
+  ChainedRateLimiter,
+  ConcurrencyLimiter,
+  createRateLimiter,
+  DEFAULT_RATE_LIMIT,
+  FixedWindowRateLimiter,
+  PartitionedRateLimiter,
+  rateLimiterRegistration,
+  SHARED_LIMITER_SERVICE,
+  SlidingWindowRateLimiter,
+  TokenBucketRateLimiter,
+  type ConcurrencyLimiterOptions,
+  type FixedWindowLimiterOptions,
+  type OnRateLimiterRejectedArguments,
+  type RateLimitDefinition,
+  type RateLimiter,
+  type RateLimiterStrategyOptions,
+  type RateLimitKind,
+  type RateLimitLease,
+  type SharedLimitSection,
+  type SlidingWindowLimiterOptions,
+  type TokenBucketLimiterOptions,
+} from './rate-limiter/index.js';
+export {
+  DEFAULT_HEDGING_DELAY,
+  DEFAULT_MAX_HEDGED_ATTEMPTS,
+  hedgingRegistration,
+  type HedgingActionGeneratorArguments,
+  type HedgingDelayGeneratorArguments,
+  type HedgingPredicateArguments,
+  type HedgingStrategyOptions,
+  type OnHedgingArguments,
+} from './hedging/index.js';
+export {
+  chaosBehaviorRegistration,
+  chaosFaultRegistration,
+  chaosLatencyRegistration,
+  chaosOutcomeRegistration,
+  DEFAULT_CHAOS_LATENCY,
+  DEFAULT_INJECTION_RATE,
+  type ChaosBehaviorOptions,
+  type ChaosFaultOptions,
+  type ChaosGeneratorArguments,
+  type ChaosLatencyOptions,
+  type ChaosOutcomeOptions,
+  type ChaosStrategyOptions,
+} from './chaos/index.js';

@@ -133,6 +133,63 @@ export class RateLimiterRejectedError extends ResilienceError {
 }
 brand(RateLimiterRejectedError);
 
+/** One problem found in a set of options. @publicApi */
+export interface ValidationIssue {
+  /** Where the option sits, e.g. `strategies[0] (retry).maxRetryAttempts`. */
+  readonly path: string;
+  /** The value that was given. */
+  readonly value: unknown;
+  /** The rule it breaks, e.g. `must be an integer >= 0`. */
+  readonly rule: string;
+}
+
+/**
+ * Thrown by `build()` (and by the Nest module at start-up) when options are invalid. It lists every
+ * problem at once, never just the first.
+ *
+ * @publicApi
+ */
+export class ResilienceValidationError extends ResilienceError {
+  constructor(
+    readonly issues: readonly ValidationIssue[],
+    title = 'Invalid resilience options',
+  ) {
+    super(
+      `${title} (${issues.length} problem${issues.length === 1 ? '' : 's'}):\n` +
+        issues.map((i) => `  - ${i.path}: ${describeValue(i.value)} ${i.rule}`).join('\n'),
+    );
+  }
+}
+brand(ResilienceValidationError);
+
+function describeValue(value: unknown): string {
+  if (typeof value === 'function') return `[function ${value.name || 'anonymous'}]`;
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'bigint') return `${value}n`;
+  if (value === undefined || typeof value === 'number' || typeof value === 'boolean' || value === null) {
+    return String(value);
+  }
+  try {
+    const json = JSON.stringify(value);
+    return json.length > 80 ? `${json.slice(0, 77)}...` : json;
+  } catch {
+    return Object.prototype.toString.call(value);
+  }
+}
+
+/** Thrown for a pipeline name the registry does not know; lists the names it does. @publicApi */
+export class UnknownPipelineError extends ResilienceError {
+  constructor(
+    readonly pipelineName: string,
+    readonly knownNames: readonly string[],
+  ) {
+    super(
+      `No resilience pipeline is named "${pipelineName}". Known pipelines: ${knownNames.length ? knownNames.map((n) => `"${n}"`).join(', ') : '(none)'}.`,
+    );
+  }
+}
+brand(UnknownPipelineError);
+
 /** @publicApi */
 export function isBrokenCircuitError(error: unknown): error is BrokenCircuitError {
   return hasKind(error, 'BrokenCircuitError');
@@ -148,6 +205,14 @@ export function isTimeoutRejectedError(error: unknown): error is TimeoutRejected
 /** @publicApi */
 export function isRateLimiterRejectedError(error: unknown): error is RateLimiterRejectedError {
   return hasKind(error, 'RateLimiterRejectedError');
+}
+/** @publicApi */
+export function isResilienceValidationError(error: unknown): error is ResilienceValidationError {
+  return hasKind(error, 'ResilienceValidationError');
+}
+/** @publicApi */
+export function isUnknownPipelineError(error: unknown): error is UnknownPipelineError {
+  return hasKind(error, 'UnknownPipelineError');
 }
 
 /**

@@ -14,11 +14,11 @@ export {
   Hedging,
   type FallbackDecoratorOptions,
 } from './decorators/resilience.decorators.js';
-export { RESILIENCE_DECORATOR_ORDER, type ResilienceSection } from './decorators/resilience-method.metadata.js';
+export { RESILIENCE_DECORATOR_ORDER, type ResilienceSection } from './decorators/resilience-method.wrapper.js';
 export { ResilienceInterceptor } from './resilience.interceptor.js';
 export {
   ResilienceExceptionFilter,
   toResilienceHttpError,
   type ResilienceHttpError,
 } from './resilience-exception.filter.js';
-export { currentResilienceContext } from './resilience-context.storage.js';
+export { currentResilienceContext } from './execution/resilience-context.storage.js';

@@ -1,42 +1,23 @@
 import {
-  applyPipelineConfig,
-  builtInStrategies,
-  defaultCircuitKey,
+  fallbackRegistration,
   OptionsValidator,
-  ResilienceContext,
-  ResiliencePropertyKey,
   ResilienceValidationError,
+  STRATEGY_SECTIONS,
+  strategyRegistration,
   type PipelineConfig,
   type ResiliencePipeline,
+  type ResiliencePipelineBuilder,
   type ResiliencePipelineRegistry,
-} from '../core/internal.js';
+  type StrategySection,
+} from '../core/index.js';
 import type { FallbackDecoratorOptions, SectionSpec } from './decorators/resilience.decorators.js';
+import type { ResilienceMethodMetadata, ResilienceSection } from './decorators/resilience-method.wrapper.js';
 import {
-  RESILIENCE_DECORATOR_ORDER,
+  createMethodBinding,
+  METHOD_INVOCATION,
   type ResilienceMethodBinding,
-  type ResilienceMethodMetadata,
-} from './decorators/resilience-method.metadata.js';
-import { collectObservable, isObservable, pipelineObservable } from './observable.util.js';
-import { runInResilienceContext } from './resilience-context.storage.js';
-import { ResponseCancellationScope } from './response-cancellation.scope.js';
-
-interface Invocation {
-  readonly self: unknown;
-  readonly args: unknown[];
-}
-
-const INVOCATION = new ResiliencePropertyKey<Invocation>('nest-resilience.invocation');
-
-const DECORATOR_NAMES = {
-  fallback: 'Fallback',
-  pipeline: 'UseResiliencePipeline',
-  rateLimiter: 'RateLimit',
-  concurrencyLimiter: 'ConcurrencyLimit',
-  hedging: 'Hedging',
-  retry: 'Retry',
-  circuitBreaker: 'CircuitBreaker',
-  timeout: 'Timeout',
-} as const;
+} from './execution/resilience-method.binding.js';
+import { NEST_RULES } from './resilience.messages.js';
 
 /** A method's composed pipeline and how it reads in logs. @internal */
 export interface MethodPipelinePlan {
@@ -45,9 +26,33 @@ export interface MethodPipelinePlan {
   readonly binding: ResilienceMethodBinding;
 }
 
+/** What planning one decorator works on. */
+interface PlanStep {
+  readonly meta: ResilienceMethodMetadata;
+  readonly instance: object;
+  readonly registry: ResiliencePipelineRegistry;
+  readonly builder: ResiliencePipelineBuilder<unknown>;
+  readonly issues: OptionsValidator;
+  readonly section: StrategySection;
+  /** `@Retry`, as validation paths name it. */
+  readonly decorator: string;
+  /** Set when the method's pipeline must record each call's instance and arguments. */
+  recordInvocation: boolean;
+}
+
+/** Adds one decorator's strategy; returns how it reads in the description, or nothing when it is invalid. */
+type DecoratorPlanner = (spec: unknown, step: PlanStep) => string | undefined;
+
+/** Decorators that are more than a configuration section; every other decorator is one. */
+const PLANNERS: Partial<Record<ResilienceSection, DecoratorPlanner>> = {
+  fallback: planFallback,
+  pipeline: planNamedPipeline,
+};
+
 /**
- * Composes the pipeline of one decorated method from its decorators, in `RESILIENCE_DECORATOR_ORDER`,
- * resolving named sections from the registry. Problems go to `v` (the explorer reports them all at once).
+ * Composes the pipeline of one decorated method from its decorators, in the order of
+ * `STRATEGY_SECTIONS`, resolving named sections from the registry. Problems go to `v` (the explorer
+ * reports them all at once).
  *
  * @internal
  */
@@ -62,121 +67,24 @@ export function planMethodPipeline(
   const builder = registry.createBuilder<unknown>(where, undefined, where);
   const issues = new OptionsValidator(where);
   const parts: string[] = [];
-  let needsInvocation = false;
+  let recordInvocation = false;
 
-  for (const section of RESILIENCE_DECORATOR_ORDER) {
-    const spec = meta.sections[section];
-    if (spec === undefined) continue;
-    const decorator = `@${DECORATOR_NAMES[section]}`;
-    switch (section) {
-      case 'fallback': {
-        const options = spec as FallbackDecoratorOptions;
-        const shouldHandle = registry.predicates.resolve(options.shouldHandle, issues, `${decorator}.shouldHandle`);
-        if (options.method !== undefined) {
-          const fallback = (instance as Record<string, unknown>)[options.method];
-          if (typeof fallback !== 'function') {
-            issues.add(decorator, options.method, `is not a method of ${meta.className}`);
-            break;
-          }
-          const arity = meta.original.length;
-          if (fallback.length !== arity + 1 && fallback.length !== 1) {
-            issues.add(
-              decorator,
-              options.method,
-              `must take the ${arity} argument(s) of ${meta.methodName} plus the error, or the error alone; it takes ${fallback.length}`,
-            );
-            break;
-          }
-          const errorOnly = fallback.length === 1 && arity !== 0;
-          needsInvocation = true;
-          builder.addStrategy({
-            ...builtInStrategies.fallback({
-              shouldHandle,
-              fallbackAction: ({ outcome, context }) => {
-                const { self, args } = context.properties.get(INVOCATION)!;
-                const error = outcome.ok ? undefined : outcome.error;
-                return (fallback as (...a: unknown[]) => unknown).apply(self, errorOnly ? [error] : [...args, error]);
-              },
-            }),
-            label: decorator,
-          });
-          parts.push(`Fallback(${options.method})`);
-        } else if ('value' in options) {
-          builder.addStrategy({
-            ...builtInStrategies.fallback({ fallbackValue: options.value, shouldHandle }),
-            label: decorator,
-          });
-          parts.push('Fallback(value)');
-        } else {
-          issues.add(decorator, options, 'needs a method name or a value');
-        }
-        break;
-      }
-      case 'pipeline': {
-        const { name } = spec as { name: string };
-        const named = registry.tryGetPipeline(name);
-        if (!named) {
-          issues.add(
-            decorator,
-            name,
-            `is not a registered pipeline (known: ${registry.pipelineNames.join(', ') || 'none'})`,
-          );
-          break;
-        }
-        builder.addStrategy({
-          type: 'pipeline',
-          options: {},
-          label: decorator,
-          create: () => ({ execute: (next, context) => named.execute((ctx) => next(ctx), context) }),
-        });
-        parts.push(`Pipeline(${name})`);
-        break;
-      }
-      default: {
-        const sectionSpec = spec as SectionSpec<object>;
-        let value: PipelineConfig[typeof section];
-        let label = 'inline';
-        if ('name' in sectionSpec) {
-          label = sectionSpec.name;
-          const config = registry.getPipelineConfig(sectionSpec.name);
-          if (!registry.pipelineNames.includes(sectionSpec.name)) {
-            issues.add(
-              decorator,
-              sectionSpec.name,
-              `is not a registered pipeline (known: ${registry.pipelineNames.join(', ') || 'none'})`,
-            );
-            break;
-          }
-          value = config?.[section];
-          if (value === undefined) {
-            issues.add(decorator, sectionSpec.name, `names a pipeline without a "${section}" section`);
-            break;
-          }
-          if (section === 'circuitBreaker') {
-            // Every method naming this pipeline shares one circuit with the pipeline itself.
-            const cb = value as NonNullable<PipelineConfig['circuitBreaker']>;
-            value = { ...cb, circuitKey: cb.circuitKey ?? defaultCircuitKey(sectionSpec.name, undefined, cb.name) };
-          }
-        } else {
-          value = sectionSpec.options;
-        }
-        applyPipelineConfig(
-          builder,
-          { [section]: value },
-          {
-            predicates: registry.predicates,
-            stateStore: registry.stateStore,
-            circuitControl: 'name' in sectionSpec ? registry.circuitControl(sectionSpec.name) : undefined,
-            sharedLimiter:
-              'name' in sectionSpec
-                ? (limitSection, options) => registry.sharedLimiter(sectionSpec.name, undefined, limitSection, options)
-                : undefined,
-          },
-          issues,
-        );
-        parts.push(`${DECORATOR_NAMES[section]}(${label})`);
-      }
-    }
+  for (const section of STRATEGY_SECTIONS) {
+    const spec = meta.sections[section.name as ResilienceSection];
+    if (spec === undefined || section.decorator === undefined) continue;
+    const step: PlanStep = {
+      meta,
+      instance,
+      registry,
+      builder,
+      issues,
+      section,
+      decorator: `@${section.decorator}`,
+      recordInvocation: false,
+    };
+    const part = (PLANNERS[section.name as ResilienceSection] ?? planSection)(spec, step);
+    if (part !== undefined) parts.push(part);
+    recordInvocation ||= step.recordInvocation;
   }
 
   v.addIssues(issues.problems);
@@ -191,39 +99,93 @@ export function planMethodPipeline(
     throw error;
   }
   if (!issues.isValid) return undefined;
-  const binding = createBinding(meta, pipeline, where, needsInvocation, returnsObservable);
+  const binding = createMethodBinding(meta.original, pipeline, where, recordInvocation, returnsObservable);
   return { pipeline, description: `${where}: ${[...parts, meta.methodName].join(' → ')}`, binding };
 }
 
-function createBinding(
-  meta: ResilienceMethodMetadata,
-  pipeline: ResiliencePipeline<unknown>,
-  operationKey: string,
-  needsInvocation: boolean,
-  returnsObservable: boolean,
-): ResilienceMethodBinding {
-  const original = meta.original;
-  const attempt = (self: unknown, args: unknown[]) => (ctx: ResilienceContext) =>
-    runInResilienceContext(ctx, () => {
-      const result = original.apply(self, args);
-      return isObservable(result) ? collectObservable(result, ctx.signal) : result;
-    });
-
-  const run = (self: unknown, args: unknown[], scope: ResponseCancellationScope | undefined): Promise<unknown> => {
-    const context = new ResilienceContext({ operationKey });
-    if (scope) context._scope = scope;
-    if (needsInvocation) context.properties.set(INVOCATION, { self, args });
-    return pipeline.execute(attempt(self, args), context);
-  };
-
-  if (returnsObservable) {
-    return {
-      invoke: (self, args, link) =>
-        pipelineObservable(link?.response, (scope) => run(self, args, scope) as Promise<unknown[]>),
-    };
+/** `@Fallback`: a method of the same class (with the call's arguments, or the error alone) or a value. */
+function planFallback(spec: unknown, step: PlanStep): string | undefined {
+  const { meta, instance, registry, builder, issues, decorator } = step;
+  const options = spec as FallbackDecoratorOptions;
+  const shouldHandle = registry.predicates.resolve(options.shouldHandle, issues, `${decorator}.shouldHandle`);
+  if (options.method !== undefined) {
+    const fallback = (instance as Record<string, unknown>)[options.method];
+    if (typeof fallback !== 'function') {
+      issues.add(decorator, options.method, NEST_RULES.notAMethod(meta.className));
+      return undefined;
+    }
+    const arity = meta.original.length;
+    if (fallback.length !== arity + 1 && fallback.length !== 1) {
+      issues.add(decorator, options.method, NEST_RULES.fallbackArity(arity, meta.methodName, fallback.length));
+      return undefined;
+    }
+    const errorOnly = fallback.length === 1 && arity !== 0;
+    step.recordInvocation = true;
+    builder.addStrategy(
+      strategyRegistration(
+        fallbackRegistration,
+        {
+          shouldHandle,
+          fallbackAction: ({ outcome, context }) => {
+            const { self, args } = context.properties.get(METHOD_INVOCATION)!;
+            const error = outcome.ok ? undefined : outcome.error;
+            return (fallback as (...a: unknown[]) => unknown).apply(self, errorOnly ? [error] : [...args, error]);
+          },
+        },
+        decorator,
+      ),
+    );
+    return `Fallback(${options.method})`;
   }
-  return {
-    invoke: (self, args, link) =>
-      run(self, args, link?.response ? new ResponseCancellationScope(link.response) : undefined),
-  };
+  if ('value' in options) {
+    builder.addStrategy(
+      strategyRegistration(fallbackRegistration, { fallbackValue: options.value, shouldHandle }, decorator),
+    );
+    return 'Fallback(value)';
+  }
+  issues.add(decorator, options, NEST_RULES.fallbackNeedsTarget);
+  return undefined;
+}
+
+/** `@UseResiliencePipeline` on a method: the whole named pipeline, nested at its place. */
+function planNamedPipeline(spec: unknown, step: PlanStep): string | undefined {
+  const { registry, builder, issues, decorator } = step;
+  const { name } = spec as { name: string };
+  const named = registry.tryGetPipeline(name);
+  if (!named) {
+    issues.add(decorator, name, NEST_RULES.unknownPipeline(registry.pipelineNames));
+    return undefined;
+  }
+  builder.addStrategy({
+    type: 'pipeline',
+    options: {},
+    label: decorator,
+    create: () => ({ execute: (next, context) => named.execute((ctx) => next(ctx), context) }),
+  });
+  return `Pipeline(${name})`;
+}
+
+/**
+ * A decorator that stands for a configuration section: inline options, or the section of a named
+ * pipeline — whose state (circuit, limiters) the method then shares.
+ */
+function planSection(spec: unknown, step: PlanStep): string | undefined {
+  const { registry, builder, issues, decorator, section } = step;
+  const sectionSpec = spec as SectionSpec<object>;
+  const name = section.name as keyof PipelineConfig;
+  if (!('name' in sectionSpec)) {
+    registry.applyConfig(builder, { [name]: sectionSpec.options }, issues);
+    return `${section.decorator}(inline)`;
+  }
+  if (!registry.pipelineNames.includes(sectionSpec.name)) {
+    issues.add(decorator, sectionSpec.name, NEST_RULES.unknownPipeline(registry.pipelineNames));
+    return undefined;
+  }
+  const value = registry.getPipelineConfig(sectionSpec.name)?.[name];
+  if (value === undefined) {
+    issues.add(decorator, sectionSpec.name, NEST_RULES.missingSection(name));
+    return undefined;
+  }
+  registry.applyConfig(builder, { [name]: value }, issues, { sharedWith: sectionSpec.name });
+  return `${section.decorator}(${sectionSpec.name})`;
 }

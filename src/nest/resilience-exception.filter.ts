@@ -9,7 +9,7 @@ import {
   IsolatedCircuitError,
   RateLimiterRejectedError,
   TimeoutRejectedError,
-} from '../core/internal.js';
+} from '../core/index.js';
 import { RESILIENCE_MODULE_OPTIONS } from './resilience.module-definition.js';
 import type { ResilienceModuleOptions } from './resilience-module-options.interface.js';
 

@@ -2,15 +2,13 @@ import { Inject, Injectable, Logger, Optional, type OnApplicationShutdown, type 
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
 import { Observable } from 'rxjs';
-import { OptionsValidator, ResiliencePipelineRegistry } from '../core/internal.js';
-import {
-  getResilienceMethodMetadata,
-  type ResilienceMethodBinding,
-  type ResilienceMethodMetadata,
-} from './decorators/resilience-method.metadata.js';
+import { OptionsValidator, ResiliencePipelineRegistry } from '../core/index.js';
+import { getResilienceMethodMetadata, type ResilienceMethodMetadata } from './decorators/resilience-method.wrapper.js';
+import type { ResilienceMethodBinding } from './execution/resilience-method.binding.js';
 import { planMethodPipeline } from './method-pipeline.factory.js';
 import { RESILIENCE_BINDINGS } from './resilience.constants.js';
-import { enableAsyncContextPropagation } from './resilience-context.storage.js';
+import { NEST_RULES } from './resilience.messages.js';
+import { enableAsyncContextPropagation } from './execution/resilience-context.storage.js';
 import { RESILIENCE_MODULE_OPTIONS } from './resilience.module-definition.js';
 import type { ResilienceModuleOptions } from './resilience-module-options.interface.js';
 import { RESILIENCE_STORE_HANDLE, type ResilienceStoreHandle } from './resilience-store.factory.js';
@@ -79,11 +77,7 @@ export class ResilienceExplorer implements OnModuleInit, OnApplicationShutdown {
     const holder = target as Record<symbol, Bindings | undefined>;
     if (Object.prototype.hasOwnProperty.call(holder, RESILIENCE_BINDINGS)) {
       if (!own) {
-        v.add(
-          className,
-          'request-scoped',
-          'is a request-scoped or transient class whose decorated methods another application in this process already bound; run one application per process or make the class a singleton',
-        );
+        v.add(className, 'request-scoped', NEST_RULES.boundElsewhere);
         return undefined;
       }
       return holder[RESILIENCE_BINDINGS];

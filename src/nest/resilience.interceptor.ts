@@ -8,14 +8,14 @@ import {
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Observable } from 'rxjs';
-import { ResilienceContext, ResiliencePipelineRegistry, type ResiliencePipeline } from '../core/internal.js';
-import { getResilienceMethodMetadata } from './decorators/resilience-method.metadata.js';
+import { ResilienceContext, ResiliencePipelineRegistry, type ResiliencePipeline } from '../core/index.js';
+import { getResilienceMethodMetadata } from './decorators/resilience-method.wrapper.js';
 import { RESILIENCE_MODULE_OPTIONS } from './resilience.module-definition.js';
 import type { ResilienceModuleOptions } from './resilience-module-options.interface.js';
 import { RESILIENCE_PIPELINE_METADATA } from './resilience.constants.js';
-import { runInResilienceContext } from './resilience-context.storage.js';
-import { pipelineObservable } from './observable.util.js';
-import type { RawResponse } from './response-cancellation.scope.js';
+import { runInResilienceContext } from './execution/resilience-context.storage.js';
+import { pipelineObservable } from './execution/observable.util.js';
+import type { RawResponse } from './execution/response-cancellation.scope.js';
 
 /**
  * Runs whole handlers through a named pipeline: the one named by `@UseResiliencePipeline` on the handler
@@ -46,8 +46,7 @@ export class ResilienceInterceptor implements NestInterceptor {
         : undefined;
     const raw = response?.raw ?? response;
     return pipelineObservable(raw, (scope, onCancel) => {
-      const resilienceContext = new ResilienceContext({ operationKey });
-      resilienceContext._scope = scope;
+      const resilienceContext = new ResilienceContext({ operationKey, cancellation: scope });
       // Each attempt subscribes to the handler anew. No abort listener is needed: strategies read the
       // scope (which sees a closed connection), and an unsubscribe ends the running attempt directly.
       const runAttempt = (ctx: ResilienceContext) =>

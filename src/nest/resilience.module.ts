@@ -1,6 +1,6 @@
 import { Inject, Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, DiscoveryModule } from '@nestjs/core';
-import { ResiliencePipelineRegistry, type PipelineConfig } from '../core/internal.js';
+import { ResiliencePipelineRegistry, type PipelineConfig } from '../core/index.js';
 import { ResilienceExceptionFilter } from './resilience-exception.filter.js';
 import {
   createResilienceStore,

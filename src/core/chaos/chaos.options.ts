@@ -1,6 +1,7 @@
 import type { ResilienceContext } from '../context/resilience.context.js';
 import type { Outcome } from '../outcome.model.js';
 import type { OptionsValidator } from '../utils/options.validation.js';
+import { RULES } from '../resilience.messages.js';
 
 /** @publicApi */
 export interface ChaosGeneratorArguments {
@@ -75,7 +76,7 @@ export function validateChaosFaultOptions(v: OptionsValidator, o: ChaosFaultOpti
   validateCommon(v, o, ['fault', 'faultGenerator', 'onFaultInjected']);
   v.func('faultGenerator', o.faultGenerator).func('onFaultInjected', o.onFaultInjected);
   if (o.fault === undefined && o.faultGenerator === undefined)
-    v.add('fault', undefined, 'is required (or give faultGenerator)');
+    v.add('fault', undefined, RULES.requiredOr('faultGenerator'));
 }
 
 /** @internal */
@@ -91,12 +92,12 @@ export function validateChaosOutcomeOptions(v: OptionsValidator, o: ChaosOutcome
   validateCommon(v, o, ['outcome', 'outcomeGenerator', 'onOutcomeInjected']);
   v.func('outcomeGenerator', o.outcomeGenerator).func('onOutcomeInjected', o.onOutcomeInjected);
   if (o.outcome === undefined && o.outcomeGenerator === undefined)
-    v.add('outcome', undefined, 'is required (or give outcomeGenerator)');
+    v.add('outcome', undefined, RULES.requiredOr('outcomeGenerator'));
   if (
     o.outcome !== undefined &&
     (typeof o.outcome !== 'object' || o.outcome === null || typeof o.outcome.ok !== 'boolean')
   ) {
-    v.add('outcome', o.outcome, 'must be an outcome: { ok: true, value } or { ok: false, error }');
+    v.add('outcome', o.outcome, RULES.outcome);
   }
 }
 

@@ -1,6 +1,6 @@
 import type { ResilienceContext } from '../context/resilience.context.js';
 import { unwrapOutcome } from '../outcome.model.js';
-import type { ResilienceStrategy, StrategyBuilderContext, StrategyNext } from '../pipeline/resilience.strategy.js';
+import type { ResilienceStrategy, StrategyBuilderContext, StrategyNext } from '../resilience-strategy.interface.js';
 import type { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
 import type { TimeProvider } from '../time/time.provider.js';
 import { isThenable } from '../utils/is-thenable.util.js';

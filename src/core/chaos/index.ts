@@ -8,3 +8,9 @@ export {
   type ChaosOutcomeOptions,
   type ChaosStrategyOptions,
 } from './chaos.options.js';
+export {
+  chaosBehaviorRegistration,
+  chaosFaultRegistration,
+  chaosLatencyRegistration,
+  chaosOutcomeRegistration,
+} from './chaos.registrations.js';

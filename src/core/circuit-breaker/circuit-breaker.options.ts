@@ -12,6 +12,7 @@ import type {
   CircuitTransitionReason,
 } from './circuit-state.model.js';
 import { MAX_WINDOW_SIZE } from './circuit-breaker.constants.js';
+import { RULES } from '../resilience.messages.js';
 
 /** @publicApi */
 export interface CircuitBreakerPredicateArguments<T> {
@@ -190,7 +191,7 @@ export function validateCircuitBreakerOptions(
     v.add(
       'successThresholdInHalfOpen',
       o.successThresholdInHalfOpen,
-      `must be <= permittedCallsInHalfOpen (${permitted})`,
+      RULES.atMost(`permittedCallsInHalfOpen (${permitted})`),
     );
   }
   if (
@@ -198,11 +199,7 @@ export function validateCircuitBreakerOptions(
     typeof o.minimumThroughput === 'number' &&
     o.minimumThroughput > (o.windowSize ?? 100)
   ) {
-    v.add(
-      'minimumThroughput',
-      o.minimumThroughput,
-      `must be <= windowSize (${o.windowSize ?? 100}), or the circuit can never open`,
-    );
+    v.add('minimumThroughput', o.minimumThroughput, RULES.circuitNeverOpens(o.windowSize ?? 100));
   }
   for (const [key, method] of [
     ['stateStore', 'acquire'],
@@ -214,11 +211,17 @@ export function validateCircuitBreakerOptions(
       v.add(
         key,
         value,
-        `must be a ${key === 'stateStore' ? 'CircuitBreakerStateStore' : key === 'manualControl' ? 'CircuitBreakerManualControl' : 'CircuitBreakerStateProvider'}`,
+        RULES.instanceOf(
+          key === 'stateStore'
+            ? 'CircuitBreakerStateStore'
+            : key === 'manualControl'
+              ? 'CircuitBreakerManualControl'
+              : 'CircuitBreakerStateProvider',
+        ),
       );
     }
   }
   if (o.stateStore !== undefined && o.circuitKey === undefined && pipeline.name === undefined) {
-    v.add('circuitKey', undefined, 'is required with a shared stateStore when the pipeline has no name');
+    v.add('circuitKey', undefined, RULES.circuitKeyRequired);
   }
 }

@@ -10,7 +10,8 @@ import {
   type CircuitTransition,
   type CircuitTransitionReason,
 } from './circuit-state.model.js';
-import { createHealthMetrics, type HealthMetrics } from './health/health.metrics.js';
+import { createHealthMetrics } from './health/health-metrics.factory.js';
+import type { HealthMetrics } from './health/health.metrics.js';
 
 const ISOLATED: CircuitAcquireResult = { state: 'isolated' };
 

@@ -15,6 +15,43 @@ export abstract class CancellationScope {
   abstract get reason(): unknown;
 }
 
+/**
+ * A cancellation that an execution observes without an `AbortSignal` until somebody asks for one:
+ * `ResilienceContextOptions.cancellation`. `aborted` and `reason` are read on every check; `signal` only
+ * when a strategy or the callback needs a signal (and should then abort when `aborted` becomes true).
+ *
+ * @publicApi
+ */
+export interface CancellationSource {
+  readonly aborted: boolean;
+  /** Why it aborted; read once `aborted` is true. */
+  readonly reason: unknown;
+  readonly signal: AbortSignal;
+}
+
+/** The outermost scope when the caller passed a `CancellationSource`. @internal */
+export class SourceCancellationScope extends CancellationScope {
+  constructor(private readonly source: CancellationSource) {
+    super();
+  }
+
+  get canAbort(): boolean {
+    return true;
+  }
+
+  get aborted(): boolean {
+    return this.source.aborted;
+  }
+
+  get reason(): unknown {
+    return this.source.reason;
+  }
+
+  get signal(): AbortSignal {
+    return this.source.signal;
+  }
+}
+
 /** The outermost scope when the caller passed a signal. @internal */
 export class ExternalCancellationScope extends CancellationScope {
   constructor(readonly signal: AbortSignal) {

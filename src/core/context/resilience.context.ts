@@ -1,4 +1,10 @@
-import { CancellationScope, ExternalCancellationScope, NoCancellationScope } from './cancellation.scope.js';
+import {
+  CancellationScope,
+  ExternalCancellationScope,
+  NoCancellationScope,
+  SourceCancellationScope,
+  type CancellationSource,
+} from './cancellation.scope.js';
 import { ResilienceProperties } from './resilience-property.key.js';
 
 /** What a caller may pass instead of a ready-made context. @publicApi */
@@ -7,12 +13,23 @@ export interface ResilienceContextOptions {
   operationKey?: string;
   /** Cancels the execution: every strategy and the callback observe it. */
   signal?: AbortSignal;
+  /**
+   * Cancels the execution like `signal`, but lazily: strategies read `aborted` and `reason` on every
+   * check and `signal` only when somebody needs an `AbortSignal`, so a source that creates its signal on
+   * first read costs nothing for a callback that never looks at one. Takes precedence over `signal`.
+   */
+  cancellation?: CancellationSource;
   /** Initial properties; the bag is shared, not copied. */
   properties?: ResilienceProperties;
 }
 
-/** The function a pipeline executes. It may return a value or a promise. @publicApi */
-export type ResilienceCallback<R> = (context: ResilienceContext) => R | PromiseLike<R>;
+/**
+ * The function a pipeline executes. It may return a value or a promise. `state` is what the caller
+ * passed to `execute` with it, so one function can serve every call without a closure per call.
+ *
+ * @publicApi
+ */
+export type ResilienceCallback<R, S = void> = (context: ResilienceContext, state: S) => R | PromiseLike<R>;
 
 /**
  * The execution-scoped state that travels with one call through every strategy of a pipeline:
@@ -29,7 +46,12 @@ export class ResilienceContext {
   /** @internal The cancellation scope the current strategy runs under. */
   _scope: CancellationScope;
   /** @internal The user's callback, read by the innermost component. */
-  _callback: ResilienceCallback<unknown> | undefined = undefined;
+  _callback: ResilienceCallback<unknown, unknown> | undefined = undefined;
+  /**
+   * @internal The state passed to `execute` with the callback, handed to it on every attempt. Left
+   * unset (no property on the object) unless a caller passes state, so contexts stay as small as before.
+   */
+  _state: unknown;
   /** @internal The time (per the pipeline's clock) by which an enclosing timeout ends the call. */
   _deadline = Infinity;
   private bag: ResilienceProperties | undefined;
@@ -38,7 +60,12 @@ export class ResilienceContext {
     this.operationKey = options?.operationKey;
     this.bag = options?.properties;
     const signal = options?.signal;
-    this._scope = signal ? new ExternalCancellationScope(signal) : NoCancellationScope.instance;
+    const cancellation = options?.cancellation;
+    this._scope = cancellation
+      ? new SourceCancellationScope(cancellation)
+      : signal
+        ? new ExternalCancellationScope(signal)
+        : NoCancellationScope.instance;
   }
 
   /** Aborts when the caller cancels or an enclosing strategy (a timeout, a losing hedge) gives up. */
@@ -65,8 +92,17 @@ export class ResilienceContext {
   }
 
   /**
-   * A copy for a parallel attempt (hedging): same operation key, callback and deadline, a copy of the
-   * properties, and the given cancellation scope.
+   * A copy for an attempt that runs beside this one (as hedging runs each attempt): the same operation
+   * key, attempt number, callback and enclosing deadline, and a copy of the properties (changes to the
+   * copy's bag do not reach this one). It is cancelled by `cancellation` when given — a source that should
+   * also follow this context's cancellation must do so itself — else by this context's cancellation.
+   */
+  fork(cancellation?: CancellationSource): ResilienceContext {
+    return this._fork(cancellation ? new SourceCancellationScope(cancellation) : this._scope);
+  }
+
+  /**
+   * `fork` with an engine scope (a timeout's or a hedged attempt's).
    *
    * @internal
    */
@@ -74,6 +110,7 @@ export class ResilienceContext {
     const copy = new ResilienceContext({ operationKey: this.operationKey });
     copy._scope = scope;
     copy._callback = this._callback;
+    if (this._state !== undefined) copy._state = this._state;
     copy._deadline = this._deadline;
     copy.attemptNumber = this.attemptNumber;
     if (this.bag) copy.properties.addOrReplace(this.bag);

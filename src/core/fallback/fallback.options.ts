@@ -1,6 +1,7 @@
 import type { ResilienceContext } from '../context/resilience.context.js';
 import type { Outcome } from '../outcome.model.js';
 import type { OptionsValidator } from '../utils/options.validation.js';
+import { RULES } from '../resilience.messages.js';
 
 /** @publicApi */
 export interface FallbackArguments<T> {
@@ -35,8 +36,8 @@ export function validateFallbackOptions(v: OptionsValidator, options: FallbackSt
     .func('onFallback', options.onFallback);
   const hasValue = 'fallbackValue' in options;
   if (!hasValue && options.fallbackAction === undefined) {
-    v.add('fallbackAction', undefined, 'is required (or give fallbackValue)');
+    v.add('fallbackAction', undefined, RULES.requiredOr('fallbackValue'));
   } else if (hasValue && options.fallbackAction !== undefined) {
-    v.add('fallbackValue', options.fallbackValue, 'must not be given together with fallbackAction');
+    v.add('fallbackValue', options.fallbackValue, RULES.notWith('fallbackAction'));
   }
 }

@@ -1,7 +1,7 @@
 import type { ResilienceContext } from '../context/resilience.context.js';
 import { outcomeFromError, outcomeFromValue, unwrapOutcome } from '../outcome.model.js';
 import { handleAllErrors } from '../outcome.predicates.js';
-import type { ResilienceStrategy, StrategyBuilderContext, StrategyNext } from '../pipeline/resilience.strategy.js';
+import type { ResilienceStrategy, StrategyBuilderContext, StrategyNext } from '../resilience-strategy.interface.js';
 import type { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
 import type { FallbackArguments, FallbackStrategyOptions } from './fallback.options.js';
 

@@ -1,1 +1,2 @@
-export * from './fallback.options.js';
+export { type FallbackArguments, type FallbackStrategyOptions } from './fallback.options.js';
+export { fallbackRegistration } from './fallback.registration.js';

@@ -1,6 +1,6 @@
 import type { ResilienceContext } from '../context/resilience.context.js';
 import type { Outcome } from '../outcome.model.js';
-import type { StrategyNext } from '../pipeline/resilience.strategy.js';
+import type { StrategyNext } from '../resilience-strategy.interface.js';
 import type { OptionsValidator } from '../utils/options.validation.js';
 
 /** @publicApi */

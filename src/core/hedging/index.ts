@@ -7,3 +7,4 @@ export {
   type HedgingStrategyOptions,
   type OnHedgingArguments,
 } from './hedging.options.js';
+export { hedgingRegistration } from './hedging.registration.js';

@@ -10,7 +10,7 @@ export function invokeCallback(context: ResilienceContext): Promise<unknown> {
   const scope = context._scope;
   if (scope.aborted) return Promise.reject(scope.reason);
   try {
-    return Promise.resolve(context._callback!(context));
+    return Promise.resolve(context._callback!(context, context._state));
   } catch (error) {
     return Promise.reject(error);
   }

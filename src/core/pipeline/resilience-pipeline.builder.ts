@@ -1,40 +1,35 @@
-import { CircuitBreakerStrategy } from '../circuit-breaker/circuit-breaker.strategy.js';
 import {
-  validateCircuitBreakerOptions,
-  type CircuitBreakerStrategyOptions,
-} from '../circuit-breaker/circuit-breaker.options.js';
-import { FallbackStrategy } from '../fallback/fallback.strategy.js';
-import { validateFallbackOptions, type FallbackStrategyOptions } from '../fallback/fallback.options.js';
-import {
-  ChaosBehaviorStrategy,
-  ChaosFaultStrategy,
-  ChaosLatencyStrategy,
-  ChaosOutcomeStrategy,
-} from '../chaos/chaos.strategies.js';
-import {
-  validateChaosBehaviorOptions,
-  validateChaosFaultOptions,
-  validateChaosLatencyOptions,
-  validateChaosOutcomeOptions,
-  type ChaosBehaviorOptions,
-  type ChaosFaultOptions,
-  type ChaosLatencyOptions,
-  type ChaosOutcomeOptions,
+  chaosBehaviorRegistration,
+  chaosFaultRegistration,
+  chaosLatencyRegistration,
+  chaosOutcomeRegistration,
+} from '../chaos/chaos.registrations.js';
+import type {
+  ChaosBehaviorOptions,
+  ChaosFaultOptions,
+  ChaosLatencyOptions,
+  ChaosOutcomeOptions,
 } from '../chaos/chaos.options.js';
-import { HedgingStrategy } from '../hedging/hedging.strategy.js';
-import { validateHedgingOptions, type HedgingStrategyOptions } from '../hedging/hedging.options.js';
-import { RateLimiterStrategy } from '../rate-limiter/rate-limiter.strategy.js';
-import { validateRateLimiterOptions, type RateLimiterStrategyOptions } from '../rate-limiter/rate-limiter.options.js';
-import { RetryStrategy } from '../retry/retry.strategy.js';
-import { validateRetryOptions, type RetryStrategyOptions } from '../retry/retry.options.js';
+import { circuitBreakerRegistration } from '../circuit-breaker/circuit-breaker.registration.js';
+import type { CircuitBreakerStrategyOptions } from '../circuit-breaker/circuit-breaker.options.js';
+import { fallbackRegistration } from '../fallback/fallback.registration.js';
+import type { FallbackStrategyOptions } from '../fallback/fallback.options.js';
+import { hedgingRegistration } from '../hedging/hedging.registration.js';
+import type { HedgingStrategyOptions } from '../hedging/hedging.options.js';
+import { rateLimiterRegistration } from '../rate-limiter/rate-limiter.registration.js';
+import type { RateLimiterStrategyOptions } from '../rate-limiter/rate-limiter.options.js';
+import type { ResilienceStrategy, StrategyDefinition, StrategyRegistration } from '../resilience-strategy.interface.js';
+import { retryRegistration } from '../retry/retry.registration.js';
+import type { RetryStrategyOptions } from '../retry/retry.options.js';
 import type { TelemetryListener } from '../telemetry/resilience-event.model.js';
 import { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
 import { systemTimeProvider, type TimeProvider } from '../time/time.provider.js';
-import { TimeoutStrategy } from '../timeout/timeout.strategy.js';
-import { validateTimeoutOptions, type TimeoutStrategyOptions } from '../timeout/timeout.options.js';
-import { OptionsValidator, ResilienceValidationError } from '../utils/options.validation.js';
+import { timeoutRegistration } from '../timeout/timeout.registration.js';
+import type { TimeoutStrategyOptions } from '../timeout/timeout.options.js';
+import { ResilienceValidationError } from '../resilience.errors.js';
+import { OptionsValidator } from '../utils/options.validation.js';
 import { ResiliencePipeline } from './resilience.pipeline.js';
-import type { ResilienceStrategy, StrategyBuilderContext } from './resilience.strategy.js';
+import { RULES } from '../resilience.messages.js';
 
 /** @publicApi */
 export interface ResiliencePipelineBuilderOptions {
@@ -52,26 +47,6 @@ export interface ResiliencePipelineBuilderOptions {
   validationPath?: string;
 }
 
-/**
- * How a strategy is added: its kind, its options, how to validate them and how to create it once the
- * pipeline is built. Strategy folders (retry, timeout, …) and custom strategies use this.
- *
- * @publicApi
- */
-export interface StrategyRegistration<TOptions> {
-  /** The kind of strategy, e.g. `retry`; used in telemetry and validation paths. */
-  readonly type: string;
-  readonly options: TOptions;
-  /** Names the strategy in validation paths instead of `strategies[i] (type)`, e.g. `retry` in a config file. */
-  readonly label?: string;
-  validate?(
-    validator: OptionsValidator,
-    options: TOptions,
-    pipeline: { readonly name?: string; readonly instanceName?: string },
-  ): void;
-  create(options: TOptions, context: StrategyBuilderContext): ResilienceStrategy<unknown>;
-}
-
 type Entry =
   StrategyRegistration<unknown> | { readonly type: 'pipeline'; readonly pipeline: ResiliencePipeline<unknown> };
 
@@ -85,75 +60,64 @@ const BUILDER_OPTION_KEYS = [
 ] as const;
 
 /**
- * The registrations behind the built-in `add…` methods, for code that adds strategies generically
- * (configuration files, decorators).
+ * The registration of one strategy with `options`, as `ResiliencePipelineBuilder.add` adds it; `label`
+ * names it in validation paths instead of `strategies[i] (type)`.
+ *
+ * @publicApi
+ */
+export function strategyRegistration<TOptions extends object>(
+  definition: StrategyDefinition<TOptions>,
+  options: TOptions,
+  label?: string,
+): StrategyRegistration<TOptions> {
+  return {
+    type: definition.type,
+    options,
+    label,
+    validate: (v, o, pipeline) => definition.validate?.(v, o, pipeline),
+    create: (o, context) => definition.create(o, context),
+  };
+}
+
+/** Registrations for options of one strategy. */
+type RegistrationFactory<O> = (options: O) => StrategyRegistration<O>;
+
+function factory<O extends object>(registration: StrategyDefinition<O>): RegistrationFactory<O> {
+  return (options) => strategyRegistration(registration, options);
+}
+
+/** The registration factories of `builtInStrategies`. @publicApi */
+export interface BuiltInStrategies {
+  retry<T>(options: RetryStrategyOptions<T>): StrategyRegistration<RetryStrategyOptions<T>>;
+  timeout(options: TimeoutStrategyOptions): StrategyRegistration<TimeoutStrategyOptions>;
+  fallback<T>(options: FallbackStrategyOptions<T>): StrategyRegistration<FallbackStrategyOptions<T>>;
+  rateLimiter(options: RateLimiterStrategyOptions): StrategyRegistration<RateLimiterStrategyOptions>;
+  hedging<T>(options: HedgingStrategyOptions<T>): StrategyRegistration<HedgingStrategyOptions<T>>;
+  chaosFault(options: ChaosFaultOptions): StrategyRegistration<ChaosFaultOptions>;
+  chaosLatency(options: ChaosLatencyOptions): StrategyRegistration<ChaosLatencyOptions>;
+  chaosOutcome<T>(options: ChaosOutcomeOptions<T>): StrategyRegistration<ChaosOutcomeOptions<T>>;
+  chaosBehavior(options: ChaosBehaviorOptions): StrategyRegistration<ChaosBehaviorOptions>;
+  circuitBreaker<T>(options: CircuitBreakerStrategyOptions<T>): StrategyRegistration<CircuitBreakerStrategyOptions<T>>;
+}
+
+/**
+ * The registrations behind the built-in `add…` methods, for code that adds strategies generically. Each
+ * strategy folder also exports its registration for `ResiliencePipelineBuilder.add`.
  *
  * @publicApi
  */
 export const builtInStrategies = {
-  retry: <T>(options: RetryStrategyOptions<T>): StrategyRegistration<RetryStrategyOptions<T>> => ({
-    type: 'retry',
-    options,
-    validate: (v, o) => validateRetryOptions(v, o),
-    create: (o, context) => new RetryStrategy(o, context),
-  }),
-  timeout: (options: TimeoutStrategyOptions): StrategyRegistration<TimeoutStrategyOptions> => ({
-    type: 'timeout',
-    options,
-    validate: validateTimeoutOptions,
-    create: (o, context) => new TimeoutStrategy(o, context),
-  }),
-  fallback: <T>(options: FallbackStrategyOptions<T>): StrategyRegistration<FallbackStrategyOptions<T>> => ({
-    type: 'fallback',
-    options,
-    validate: (v, o) => validateFallbackOptions(v, o as FallbackStrategyOptions<unknown>),
-    create: (o, context) => new FallbackStrategy(o as FallbackStrategyOptions<unknown>, context),
-  }),
-  rateLimiter: (options: RateLimiterStrategyOptions): StrategyRegistration<RateLimiterStrategyOptions> => ({
-    type: 'rate-limiter',
-    options,
-    validate: validateRateLimiterOptions,
-    create: (o, context) => new RateLimiterStrategy(o, context),
-  }),
-  hedging: <T>(options: HedgingStrategyOptions<T>): StrategyRegistration<HedgingStrategyOptions<T>> => ({
-    type: 'hedging',
-    options,
-    validate: (v, o) => validateHedgingOptions(v, o as HedgingStrategyOptions<unknown>),
-    create: (o, context) => new HedgingStrategy(o, context),
-  }),
-  chaosFault: (options: ChaosFaultOptions): StrategyRegistration<ChaosFaultOptions> => ({
-    type: 'chaos-fault',
-    options,
-    validate: validateChaosFaultOptions,
-    create: (o, context) => new ChaosFaultStrategy(o, context),
-  }),
-  chaosLatency: (options: ChaosLatencyOptions): StrategyRegistration<ChaosLatencyOptions> => ({
-    type: 'chaos-latency',
-    options,
-    validate: validateChaosLatencyOptions,
-    create: (o, context) => new ChaosLatencyStrategy(o, context),
-  }),
-  chaosOutcome: <T>(options: ChaosOutcomeOptions<T>): StrategyRegistration<ChaosOutcomeOptions<T>> => ({
-    type: 'chaos-outcome',
-    options,
-    validate: (v, o) => validateChaosOutcomeOptions(v, o as ChaosOutcomeOptions<unknown>),
-    create: (o, context) => new ChaosOutcomeStrategy(o, context),
-  }),
-  chaosBehavior: (options: ChaosBehaviorOptions): StrategyRegistration<ChaosBehaviorOptions> => ({
-    type: 'chaos-behavior',
-    options,
-    validate: validateChaosBehaviorOptions,
-    create: (o, context) => new ChaosBehaviorStrategy(o, context),
-  }),
-  circuitBreaker: <T>(
-    options: CircuitBreakerStrategyOptions<T>,
-  ): StrategyRegistration<CircuitBreakerStrategyOptions<T>> => ({
-    type: 'circuit-breaker',
-    options,
-    validate: (v, o, pipeline) => validateCircuitBreakerOptions(v, o, pipeline),
-    create: (o, context) => new CircuitBreakerStrategy(o, context),
-  }),
-};
+  retry: factory(retryRegistration),
+  timeout: factory(timeoutRegistration),
+  fallback: factory(fallbackRegistration),
+  rateLimiter: factory(rateLimiterRegistration),
+  hedging: factory(hedgingRegistration),
+  chaosFault: factory(chaosFaultRegistration),
+  chaosLatency: factory(chaosLatencyRegistration),
+  chaosOutcome: factory(chaosOutcomeRegistration),
+  chaosBehavior: factory(chaosBehaviorRegistration),
+  circuitBreaker: factory(circuitBreakerRegistration),
+} as BuiltInStrategies;
 
 /**
  * Composes strategies into a `ResiliencePipeline`. The first strategy added is the outermost. Options are
@@ -175,22 +139,30 @@ export class ResiliencePipelineBuilder<T = unknown> {
 
   constructor(private readonly options: ResiliencePipelineBuilderOptions = {}) {}
 
-  /** Adds a strategy described by a registration (how every built-in `add…` works). */
+  /** Adds a strategy described by a registration. */
   addStrategy<TOptions>(registration: StrategyRegistration<TOptions>): this {
     this.assertNotBuilt();
     this.entries.push(registration);
     return this;
   }
 
+  /**
+   * Adds the strategy a strategy folder's registration describes, with `options` (how every built-in
+   * `add…` works): `builder.add(retryRegistration, { maxRetryAttempts: 2 })`.
+   */
+  add<TOptions extends object>(registration: StrategyDefinition<TOptions>, options: TOptions): this {
+    return this.addStrategy(strategyRegistration(registration, options));
+  }
+
   /** Retries handled outcomes with a backoff (Polly `AddRetry`). */
   addRetry(options: RetryStrategyOptions<T> = {}): this {
-    return this.addStrategy(builtInStrategies.retry(options));
+    return this.add(retryRegistration, options as RetryStrategyOptions<unknown>);
   }
 
   /** Cancels the inner call after a timeout, given in milliseconds or as options (Polly `AddTimeout`). */
   addTimeout(timeoutOrOptions: number | TimeoutStrategyOptions): this {
     const options = typeof timeoutOrOptions === 'number' ? { timeout: timeoutOrOptions } : timeoutOrOptions;
-    return this.addStrategy(builtInStrategies.timeout(options));
+    return this.add(timeoutRegistration, options);
   }
 
   /**
@@ -198,7 +170,7 @@ export class ResiliencePipelineBuilder<T = unknown> {
    * count-window and slow-call kinds, several half-open probes and a pluggable state store).
    */
   addCircuitBreaker(options: CircuitBreakerStrategyOptions<T> = {}): this {
-    return this.addStrategy(builtInStrategies.circuitBreaker(options));
+    return this.add(circuitBreakerRegistration, options as CircuitBreakerStrategyOptions<unknown>);
   }
 
   /**
@@ -207,7 +179,7 @@ export class ResiliencePipelineBuilder<T = unknown> {
    * limiter of your own. Rejections throw `RateLimiterRejectedError` with `retryAfter`.
    */
   addRateLimiter(options: RateLimiterStrategyOptions = {}): this {
-    return this.addStrategy(builtInStrategies.rateLimiter(options));
+    return this.add(rateLimiterRegistration, options);
   }
 
   /** Limits concurrent calls (the bulkhead): `permitLimit` run, `queueLimit` wait in FIFO order. */
@@ -227,7 +199,7 @@ export class ResiliencePipelineBuilder<T = unknown> {
         ? { permitLimit: permitLimitOrOptions, queueLimit }
         : permitLimitOrOptions;
     return this.addStrategy({
-      ...builtInStrategies.rateLimiter({ kind: 'concurrency', ...options }),
+      ...strategyRegistration(rateLimiterRegistration, { kind: 'concurrency', ...options }),
       type: 'concurrency-limiter',
     });
   }
@@ -237,32 +209,32 @@ export class ResiliencePipelineBuilder<T = unknown> {
    * parallel (0) or fallback (< 0).
    */
   addHedging(options: HedgingStrategyOptions<T> = {}): this {
-    return this.addStrategy(builtInStrategies.hedging(options));
+    return this.add(hedgingRegistration, options as HedgingStrategyOptions<unknown>);
   }
 
   /** Injects faults: throws `fault` instead of calling, for `injectionRate` of the calls (Simmy). */
   addChaosFault(options: ChaosFaultOptions): this {
-    return this.addStrategy(builtInStrategies.chaosFault(options));
+    return this.add(chaosFaultRegistration, options);
   }
 
   /** Injects latency before the call (cancellable). */
   addChaosLatency(options: ChaosLatencyOptions): this {
-    return this.addStrategy(builtInStrategies.chaosLatency(options));
+    return this.add(chaosLatencyRegistration, options);
   }
 
   /** Injects an outcome (a value or an error) instead of calling. */
   addChaosOutcome(options: ChaosOutcomeOptions<T>): this {
-    return this.addStrategy(builtInStrategies.chaosOutcome(options));
+    return this.add(chaosOutcomeRegistration, options as ChaosOutcomeOptions<unknown>);
   }
 
   /** Injects a behaviour (any code) before the call. */
   addChaosBehavior(options: ChaosBehaviorOptions): this {
-    return this.addStrategy(builtInStrategies.chaosBehavior(options));
+    return this.add(chaosBehaviorRegistration, options);
   }
 
   /** Replaces handled outcomes with a fallback value or action (Polly `AddFallback`). */
   addFallback(options: FallbackStrategyOptions<T>): this {
-    return this.addStrategy(builtInStrategies.fallback(options));
+    return this.add(fallbackRegistration, options as FallbackStrategyOptions<unknown>);
   }
 
   /** Nests a built pipeline at this position; its strategies (and their state) are shared, not copied. */
@@ -283,9 +255,9 @@ export class ResiliencePipelineBuilder<T = unknown> {
       const v = validator.child(('label' in entry && entry.label) || `strategies[${index}] (${entry.type})`);
       if ('pipeline' in entry) {
         if (!(entry.pipeline instanceof ResiliencePipeline))
-          v.add('pipeline', entry.pipeline, 'must be a ResiliencePipeline');
+          v.add('pipeline', entry.pipeline, RULES.instanceOf('ResiliencePipeline'));
       } else if (typeof entry.options !== 'object' || entry.options === null) {
-        v.add('options', entry.options, 'must be an object');
+        v.add('options', entry.options, RULES.object);
       } else {
         entry.validate?.(v, entry.options, { name: this.options.name, instanceName: this.options.instanceName });
       }
@@ -333,13 +305,13 @@ export class ResiliencePipelineBuilder<T = unknown> {
       .string('instanceName', o.instanceName)
       .func('random', o.random);
     if (o.timeProvider !== undefined && typeof (o.timeProvider as Partial<TimeProvider>).now !== 'function') {
-      v.add('timeProvider', o.timeProvider, 'must be a TimeProvider');
+      v.add('timeProvider', o.timeProvider, RULES.instanceOf('TimeProvider'));
     }
     if (o.telemetryListeners !== undefined) {
-      if (!Array.isArray(o.telemetryListeners)) v.add('telemetryListeners', o.telemetryListeners, 'must be an array');
+      if (!Array.isArray(o.telemetryListeners)) v.add('telemetryListeners', o.telemetryListeners, RULES.array);
       else
         o.telemetryListeners.forEach((l: Partial<TelemetryListener>, i) => {
-          if (typeof l?.write !== 'function') v.add(`telemetryListeners[${i}]`, l, 'must have a write(event) method');
+          if (typeof l?.write !== 'function') v.add(`telemetryListeners[${i}]`, l, RULES.telemetryListener);
         });
     }
   }
@@ -347,7 +319,7 @@ export class ResiliencePipelineBuilder<T = unknown> {
   private assertNotBuilt(): void {
     if (this.built) {
       throw new ResilienceValidationError(
-        [{ path: 'builder', value: this.options.name, rule: 'cannot be changed or built again after build()' }],
+        [{ path: 'builder', value: this.options.name, rule: RULES.builtAlready }],
         'ResiliencePipelineBuilder misuse',
       );
     }

@@ -8,7 +8,7 @@ import { settle } from '../utils/settle.util.js';
 import type { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
 import type { TimeProvider } from '../time/time.provider.js';
 import { invokeCallback } from './callback.invoker.js';
-import type { ResilienceStrategy, StrategyNext } from './resilience.strategy.js';
+import type { ResilienceStrategy, StrategyNext } from '../resilience-strategy.interface.js';
 
 /** @internal */
 export interface PipelineComponents {
@@ -49,21 +49,26 @@ export class ResiliencePipeline<T = unknown> {
   /**
    * Runs `callback` through the pipeline and returns its result, or throws the error of the final
    * outcome. `context` is a `ResilienceContext` to reuse, or options to create one (signal, operation key).
+   * `state` is handed to every attempt of `callback` as its second argument (Polly's state overload),
+   * so one function can serve every call without a closure per call.
    */
-  execute<R extends T = T>(
-    callback: ResilienceCallback<R>,
+  execute<R extends T = T, S = void>(
+    callback: ResilienceCallback<R, S>,
     context?: ResilienceContext | ResilienceContextOptions,
+    state?: S,
   ): Promise<R> {
     let ctx: ResilienceContext;
     if (context instanceof ResilienceContext) {
       // A context already in use (a nested call) gets its callback restored afterwards: the slower path.
-      if (this.telemetry || context._callback !== undefined) return this.executeWithContext(callback, context);
+      if (this.telemetry || context._callback !== undefined) return this.executeWithContext(callback, context, state);
       ctx = context;
     } else {
-      if (this.telemetry) return this.executeWithContext(callback, context);
+      if (this.telemetry) return this.executeWithContext(callback, context, state);
       ctx = new ResilienceContext(context);
     }
-    ctx._callback = callback;
+    ctx._callback = callback as ResilienceCallback<unknown, unknown>;
+    // A context on this path has never run a callback, so it holds no state of an earlier call.
+    if (state !== undefined) ctx._state = state;
     try {
       return this.head(ctx) as Promise<R>;
     } catch (error) {
@@ -73,22 +78,26 @@ export class ResiliencePipeline<T = unknown> {
   }
 
   /** Like `execute`, but returns the final outcome instead of throwing. Never rejects. */
-  executeOutcome<R extends T = T>(
-    callback: ResilienceCallback<R>,
+  executeOutcome<R extends T = T, S = void>(
+    callback: ResilienceCallback<R, S>,
     context?: ResilienceContext | ResilienceContextOptions,
+    state?: S,
   ): Promise<Outcome<R>> {
-    return this.execute(callback, context).then(outcomeFromValue, outcomeFromError);
+    return this.execute(callback, context, state).then(outcomeFromValue, outcomeFromError);
   }
 
-  private async executeWithContext<R>(
-    callback: ResilienceCallback<R>,
+  private async executeWithContext<R, S>(
+    callback: ResilienceCallback<R, S>,
     context: ResilienceContext | ResilienceContextOptions | undefined,
+    state: S | undefined,
   ): Promise<R> {
     const ctx = context instanceof ResilienceContext ? context : new ResilienceContext(context);
     // A context may be reused by a nested pipeline call: restore what this call changes.
     const previousCallback = ctx._callback;
+    const previousState = ctx._state;
     const previousAttempt = ctx.attemptNumber;
-    ctx._callback = callback;
+    ctx._callback = callback as ResilienceCallback<unknown, unknown>;
+    if (state !== previousState) ctx._state = state;
     const telemetry = this.telemetry;
     const started = telemetry ? this.now() : 0;
     if (telemetry) telemetry.report('PipelineExecuting', 'debug', ctx, {});
@@ -98,6 +107,7 @@ export class ResiliencePipeline<T = unknown> {
       return unwrapOutcome(outcome);
     } finally {
       ctx._callback = previousCallback;
+      if (state !== previousState) ctx._state = previousState;
       ctx.attemptNumber = previousAttempt;
       if (telemetry && outcome) {
         telemetry.report('PipelineExecuted', outcome.ok ? 'information' : 'error', ctx, {

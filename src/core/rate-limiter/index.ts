@@ -12,3 +12,8 @@ export { TokenBucketRateLimiter, type TokenBucketLimiterOptions } from './limite
 export { FixedWindowRateLimiter, type FixedWindowLimiterOptions } from './limiters/fixed-window.limiter.js';
 export { SlidingWindowRateLimiter, type SlidingWindowLimiterOptions } from './limiters/sliding-window.limiter.js';
 export { ChainedRateLimiter, PartitionedRateLimiter } from './limiters/composite.limiters.js';
+export {
+  rateLimiterRegistration,
+  SHARED_LIMITER_SERVICE,
+  type SharedLimitSection,
+} from './rate-limiter.registration.js';

@@ -7,6 +7,7 @@ import { FixedWindowRateLimiter } from './limiters/fixed-window.limiter.js';
 import { SlidingWindowRateLimiter } from './limiters/sliding-window.limiter.js';
 import { TokenBucketRateLimiter } from './limiters/token-bucket.limiter.js';
 import type { RateLimiter } from './rate-limiter.model.js';
+import { RULES } from '../resilience.messages.js';
 
 /** One limit, as data. @publicApi */
 export type RateLimitDefinition =
@@ -97,25 +98,25 @@ export function validateRateLimiterOptions(v: OptionsValidator, o: RateLimiterSt
     .func('onRejected', o.onRejected)
     .boolean('distributed', o.distributed);
   if (o.distributed && o.kind !== 'token-bucket' && o.kind !== 'sliding-window') {
-    v.add('distributed', o.distributed, 'applies to kind "token-bucket" or "sliding-window"');
+    v.add('distributed', o.distributed, RULES.distributedKinds);
   }
   const given = [
     o.kind !== undefined && 'kind',
     o.limits !== undefined && 'limits',
     o.limiter !== undefined && 'limiter',
   ].filter(Boolean);
-  if (given.length > 1) v.add(String(given[1]), '(given)', `cannot be combined with ${String(given[0])}`);
+  if (given.length > 1) v.add(String(given[1]), '(given)', RULES.cannotCombine(String(given[0])));
   if (o.limiter !== undefined && typeof (o.limiter as Partial<RateLimiter>).acquire !== 'function') {
-    v.add('limiter', o.limiter, 'must be a RateLimiter');
+    v.add('limiter', o.limiter, RULES.instanceOf('RateLimiter'));
   }
   if (o.limits !== undefined) {
-    if (!Array.isArray(o.limits) || o.limits.length === 0) v.add('limits', o.limits, 'must be a non-empty array');
+    if (!Array.isArray(o.limits) || o.limits.length === 0) v.add('limits', o.limits, RULES.nonEmptyArray);
     else o.limits.forEach((limit, i) => validateDefinition(v.child(`limits[${i}]`), limit, true));
   } else if (o.limiter === undefined) {
     if (o.kind === undefined) {
       for (const field of LIMIT_FIELDS)
         if ((o as Record<string, unknown>)[field] !== undefined)
-          v.add(field, (o as Record<string, unknown>)[field], 'needs a kind');
+          v.add(field, (o as Record<string, unknown>)[field], RULES.limitNeedsKind);
     } else {
       const { name: _n, limits: _l, limiter: _r, partitionKey: _p, onRejected: _o, distributed: _d, ...definition } = o;
       validateDefinition(v, definition, false);
@@ -134,7 +135,7 @@ function validateDefinition(v: OptionsValidator, d: Record<string, unknown>, che
   for (const field of fields.required) v.required(field, d[field]);
   for (const field of LIMIT_FIELDS) {
     if (d[field] !== undefined && !fields.required.includes(field) && !fields.optional.includes(field) && !checkKeys) {
-      v.add(field, d[field], `does not apply to kind "${kind}"`);
+      v.add(field, d[field], RULES.limitNotForKind(kind));
     }
   }
   v.number('permitLimit', d.permitLimit, { min: 1, integer: true })

@@ -1,5 +1,5 @@
 import type { ResilienceContext } from '../context/resilience.context.js';
-import type { ResilienceStrategy, StrategyBuilderContext, StrategyNext } from '../pipeline/resilience.strategy.js';
+import type { ResilienceStrategy, StrategyBuilderContext, StrategyNext } from '../resilience-strategy.interface.js';
 import { createLightweightError, RateLimiterRejectedError } from '../resilience.errors.js';
 import type { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
 import { isThenable } from '../utils/is-thenable.util.js';

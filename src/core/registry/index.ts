@@ -13,11 +13,10 @@ export type {
   StrategyConfig,
   TimeoutConfig,
 } from './pipeline-config.model.js';
-export { PIPELINE_SECTION_ORDER } from './pipeline-config.model.js';
+export { PIPELINE_SECTION_ORDER } from './pipeline-config.builder.js';
 export { BUILT_IN_PREDICATES, PredicateRegistry } from './predicate.registry.js';
 export {
   ResiliencePipelineRegistry,
-  UnknownPipelineError,
   type ConfigurePipeline,
   type ResiliencePipelineRegistryOptions,
 } from './resilience-pipeline.registry.js';

@@ -1,38 +1,35 @@
-import type { CircuitBreakerStateStore } from '../circuit-breaker/circuit-breaker-state-store.interface.js';
-import type { CircuitBreakerManualControl } from '../circuit-breaker/circuit-breaker.manual-control.js';
-import { builtInStrategies, type ResiliencePipelineBuilder } from '../pipeline/resilience-pipeline.builder.js';
-import type { RateLimiter } from '../rate-limiter/rate-limiter.model.js';
-import type { RateLimiterStrategyOptions } from '../rate-limiter/rate-limiter.options.js';
+import { STRATEGY_SECTIONS, type StrategySection } from '../pipeline/built-in.strategies.js';
+import { strategyRegistration, type ResiliencePipelineBuilder } from '../pipeline/resilience-pipeline.builder.js';
+import type { StrategyConfigEnvironment } from '../resilience-strategy.interface.js';
 import type { OptionsValidator } from '../utils/options.validation.js';
-import {
-  PIPELINE_SECTION_ORDER,
-  type PipelineConfig,
-  type PipelineSection,
-  type StrategyConfig,
-} from './pipeline-config.model.js';
+import type { PipelineConfig, PipelineSection, StrategyConfig } from './pipeline-config.model.js';
 import type { PredicateRegistry } from './predicate.registry.js';
+import { RULES } from '../resilience.messages.js';
 
 /** What configuration is applied with. @internal */
 export interface PipelineConfigEnvironment {
   readonly predicates: PredicateRegistry;
-  readonly stateStore: CircuitBreakerStateStore;
-  /** Given to circuit breakers that bring no manual control of their own. */
-  readonly circuitControl?: CircuitBreakerManualControl;
-  /** Gives a limit section the limiter it shares with others (per pipeline name and key). */
-  readonly sharedLimiter?: (
-    section: 'rateLimiter' | 'concurrencyLimiter',
-    options: RateLimiterStrategyOptions,
-  ) => RateLimiter;
+  /** The services strategies from configuration ask for (the state store, shared limiters). */
+  readonly services: StrategyConfigEnvironment;
+  /** Set when the sections are those of another pipeline, whose state they share. */
+  readonly sharedWith?: string;
 }
 
-/** Every section is a strategy type, except `totalTimeout` (a `timeout`). */
-const STRATEGY_TYPES = PIPELINE_SECTION_ORDER.filter(
-  (section): section is Exclude<PipelineSection, 'totalTimeout'> => section !== 'totalTimeout',
+/** The sections of `STRATEGY_SECTIONS` that configuration can hold, outermost first. */
+const CONFIG_SECTIONS = STRATEGY_SECTIONS.filter(
+  (section): section is Extract<(typeof STRATEGY_SECTIONS)[number], { name: PipelineSection }> =>
+    section.registration !== undefined,
 );
 
+/** The named sections of a pipeline config, outermost first. @publicApi */
+export const PIPELINE_SECTION_ORDER: readonly PipelineSection[] = CONFIG_SECTIONS.map((section) => section.name);
+
+/** The sections that can be entries of `strategies` (every section except `totalTimeout`). */
+const LISTED_SECTIONS = CONFIG_SECTIONS.filter((section) => section.definition.listed !== false);
+
 /**
- * Adds the strategies a `PipelineConfig` describes to a builder, resolving predicate names and giving
- * circuit breakers the shared state store. Problems with the configuration's shape go to `v`; problems
+ * Adds the strategies a `PipelineConfig` describes to a builder, resolving predicate names and handing
+ * strategies the environment's services. Problems with the configuration's shape go to `v`; problems
  * with strategy options are reported by `builder.build()` under the same paths.
  *
  * @internal
@@ -44,34 +41,35 @@ export function applyPipelineConfig(
   v: OptionsValidator,
 ): void {
   if (typeof config !== 'object' || config === null || Array.isArray(config)) {
-    v.add('', config, 'must be an object of strategy sections');
+    v.add('', config, RULES.sectionsObject);
     return;
   }
   if (config.strategies !== undefined) {
     const others = PIPELINE_SECTION_ORDER.filter((s) => config[s] !== undefined);
-    if (others.length) v.add('strategies', config.strategies, `cannot be combined with ${others.join(', ')}`);
+    if (others.length) v.add('strategies', config.strategies, RULES.cannotCombine(others.join(', ')));
     v.knownKeys(config, ['strategies']);
     if (!Array.isArray(config.strategies)) {
-      v.add('strategies', config.strategies, 'must be an array');
+      v.add('strategies', config.strategies, RULES.array);
       return;
     }
     (config.strategies as readonly StrategyConfig[]).forEach((entry, index) =>
-      addStrategy(builder, entry, `strategies[${index}]`, env, v),
+      addListedStrategy(builder, entry, `strategies[${index}]`, env, v),
     );
     return;
   }
   v.knownKeys(config, [...PIPELINE_SECTION_ORDER, 'strategies']);
-  for (const section of PIPELINE_SECTION_ORDER) {
-    const value = config[section];
+  for (const section of CONFIG_SECTIONS) {
+    const value = config[section.name];
     if (value === undefined) continue;
-    const type = section === 'totalTimeout' ? 'timeout' : section;
-    const numberKey = section === 'concurrencyLimiter' ? 'permitLimit' : 'timeout';
-    const entry = (typeof value === 'number' ? { type, [numberKey]: value } : { ...value, type }) as StrategyConfig;
-    addStrategy(builder, entry, section, env, v);
+    const data =
+      typeof value === 'number'
+        ? { [section.definition.numberOption ?? 'timeout']: value }
+        : { ...(value as Record<string, unknown>) };
+    addSection(builder, section, data, section.name, env, v);
   }
 }
 
-function addStrategy(
+function addListedStrategy(
   builder: ResiliencePipelineBuilder<unknown>,
   entry: StrategyConfig,
   label: string,
@@ -79,70 +77,35 @@ function addStrategy(
   v: OptionsValidator,
 ): void {
   if (typeof entry !== 'object' || entry === null) {
-    v.add(label, entry, 'must be an object');
+    v.add(label, entry, RULES.object);
     return;
   }
-  const { type, ...options } = entry as StrategyConfig & Record<string, unknown>;
-  if (!STRATEGY_TYPES.includes(type)) {
-    v.add(`${label}.type`, type, `must be one of ${STRATEGY_TYPES.map((t) => `"${t}"`).join(', ')}`);
+  const { type, ...data } = entry as StrategyConfig & Record<string, unknown>;
+  const section = LISTED_SECTIONS.find((s) => s.name === type);
+  if (!section) {
+    v.add(`${label}.type`, type, RULES.oneOf(LISTED_SECTIONS.map((s) => `"${s.name}"`)));
     return;
   }
-  if ('shouldHandle' in options) {
-    options.shouldHandle = env.predicates.resolve(options.shouldHandle, v, `${label}.shouldHandle`);
-  }
-  switch (type) {
-    case 'fallback':
-      builder.addStrategy({ ...builtInStrategies.fallback(options as never), label });
-      break;
-    case 'retry':
-      builder.addStrategy({ ...builtInStrategies.retry(options as never), label });
-      break;
-    case 'circuitBreaker':
-      builder.addStrategy({
-        ...builtInStrategies.circuitBreaker({
-          manualControl: env.circuitControl,
-          ...options,
-          stateStore: env.stateStore,
-        } as never),
-        label,
-      });
-      break;
-    case 'timeout':
-      builder.addStrategy({ ...builtInStrategies.timeout(options as never), label });
-      break;
-    case 'hedging':
-      builder.addStrategy({ ...builtInStrategies.hedging(options as never), label });
-      break;
-    case 'rateLimiter':
-    case 'concurrencyLimiter': {
-      const limit = (
-        type === 'concurrencyLimiter' ? { ...options, kind: 'concurrency' } : options
-      ) as RateLimiterStrategyOptions;
-      const registration = builtInStrategies.rateLimiter(limit);
-      // Validate the definition as given; share the limiter it describes when the environment can.
-      builder.addStrategy({
-        ...registration,
-        type: type === 'concurrencyLimiter' ? 'concurrency-limiter' : 'rate-limiter',
-        label,
-        create: (o, context) =>
-          registration.create(
-            env.sharedLimiter && !o.limiter
-              ? { name: o.name, onRejected: o.onRejected, limiter: env.sharedLimiter(type, o) }
-              : o,
-            context,
-          ),
-      });
-      break;
-    }
-    case 'chaosLatency':
-      builder.addStrategy({ ...builtInStrategies.chaosLatency(options as never), label });
-      break;
-    case 'chaosFault': {
-      const { message, ...fault } = options as { message?: string; fault?: unknown };
-      const withFault =
-        message !== undefined && fault.fault === undefined ? { ...fault, fault: new Error(message) } : fault;
-      builder.addStrategy({ ...builtInStrategies.chaosFault(withFault as never), label });
-      break;
-    }
-  }
+  addSection(builder, section, data, label, env, v);
+}
+
+function addSection(
+  builder: ResiliencePipelineBuilder<unknown>,
+  section: StrategySection,
+  data: Record<string, unknown>,
+  label: string,
+  env: PipelineConfigEnvironment,
+  v: OptionsValidator,
+): void {
+  const registration = section.registration!;
+  const definition = section.definition;
+  if (env.sharedWith !== undefined && definition.sharedWith) data = definition.sharedWith(data, env.sharedWith);
+  if ('shouldHandle' in data) data.shouldHandle = env.predicates.resolve(data.shouldHandle, v, `${label}.shouldHandle`);
+  const options = definition.fromConfig ? definition.fromConfig(data, env.services) : data;
+  builder.addStrategy({
+    ...strategyRegistration(registration, options, label),
+    type: definition.type ?? registration.type,
+    create: (o, context) =>
+      definition.create ? definition.create(o, context, env.services) : registration.create(o, context),
+  });
 }

@@ -95,19 +95,5 @@ export type StrategyConfig =
   | ({ type: 'chaosLatency' } & ChaosLatencyConfig)
   | ({ type: 'chaosFault' } & ChaosFaultConfig);
 
-/** The named sections of a pipeline config, outermost first. @publicApi */
-export const PIPELINE_SECTION_ORDER = [
-  'fallback',
-  'totalTimeout',
-  'rateLimiter',
-  'concurrencyLimiter',
-  'hedging',
-  'retry',
-  'circuitBreaker',
-  'timeout',
-  'chaosLatency',
-  'chaosFault',
-] as const;
-
-/** @publicApi */
-export type PipelineSection = (typeof PIPELINE_SECTION_ORDER)[number];
+/** The name of a section of a pipeline config. @publicApi */
+export type PipelineSection = Exclude<keyof PipelineConfig, 'strategies'>;

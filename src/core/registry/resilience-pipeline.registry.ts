@@ -1,4 +1,8 @@
 import type { CircuitBreakerStateStore } from '../circuit-breaker/circuit-breaker-state-store.interface.js';
+import {
+  CIRCUIT_CONTROL_SERVICE,
+  CIRCUIT_STATE_STORE_SERVICE,
+} from '../circuit-breaker/circuit-breaker.registration.js';
 import { InMemoryCircuitBreakerStateStore } from '../circuit-breaker/in-memory-circuit-breaker-state.store.js';
 import { CircuitBreakerManualControl } from '../circuit-breaker/circuit-breaker.manual-control.js';
 import type { ResilienceCallback, ResilienceContext, ResilienceContextOptions } from '../context/resilience.context.js';
@@ -7,13 +11,16 @@ import type { RateLimiter } from '../rate-limiter/rate-limiter.model.js';
 import { limiterFromOptions, type RateLimiterStrategyOptions } from '../rate-limiter/rate-limiter.options.js';
 import { ResiliencePipelineBuilder } from '../pipeline/resilience-pipeline.builder.js';
 import { ResiliencePipeline } from '../pipeline/resilience.pipeline.js';
-import { ResilienceError } from '../resilience.errors.js';
+import { SHARED_LIMITER_SERVICE } from '../rate-limiter/rate-limiter.registration.js';
+import type { StrategyConfigEnvironment, StrategyServiceKey } from '../resilience-strategy.interface.js';
+import { ResilienceValidationError, UnknownPipelineError } from '../resilience.errors.js';
 import type { TelemetryListener } from '../telemetry/resilience-event.model.js';
 import { systemTimeProvider, type TimeProvider } from '../time/time.provider.js';
-import { OptionsValidator, ResilienceValidationError } from '../utils/options.validation.js';
+import { OptionsValidator } from '../utils/options.validation.js';
 import { applyPipelineConfig } from './pipeline-config.builder.js';
 import type { PipelineConfig } from './pipeline-config.model.js';
 import { PredicateRegistry } from './predicate.registry.js';
+import { RULES } from '../resilience.messages.js';
 
 /** @publicApi */
 export interface ResiliencePipelineRegistryOptions {
@@ -36,19 +43,6 @@ export type ConfigurePipeline<T> = (
   context: { readonly name: string; readonly key: string | undefined },
 ) => void;
 
-/** Thrown for a pipeline name the registry does not know; lists the names it does. @publicApi */
-export class UnknownPipelineError extends ResilienceError {
-  constructor(
-    readonly pipelineName: string,
-    readonly knownNames: readonly string[],
-  ) {
-    super(
-      `No resilience pipeline is named "${pipelineName}". Known pipelines: ${knownNames.length ? knownNames.map((n) => `"${n}"`).join(', ') : '(none)'}.`,
-    );
-  }
-}
-Object.defineProperty(UnknownPipelineError.prototype, 'name', { value: 'UnknownPipelineError', writable: true });
-
 /**
  * The pipeline the registry hands out: a stable handle whose strategies can be swapped by `reload`,
  * so code that holds it picks up new options without asking again.
@@ -58,11 +52,12 @@ class RegisteredPipeline<T> extends ResiliencePipeline<T> {
     super(undefined);
   }
 
-  override execute<R extends T = T>(
-    callback: ResilienceCallback<R>,
+  override execute<R extends T = T, S = void>(
+    callback: ResilienceCallback<R, S>,
     context?: ResilienceContext | ResilienceContextOptions,
+    state?: S,
   ): Promise<R> {
-    return this.current.execute(callback, context);
+    return this.current.execute(callback, context, state);
   }
 
   override dispose(): Promise<void> {
@@ -118,12 +113,10 @@ export class ResiliencePipelineRegistry {
   addPipelines(pipelines: Readonly<Record<string, PipelineConfig>>): void {
     const v = new OptionsValidator('');
     if (typeof pipelines !== 'object' || pipelines === null) {
-      v.add('pipelines', pipelines, 'must be an object of named pipelines').throwIfInvalid(
-        'Invalid resilience configuration',
-      );
+      v.add('pipelines', pipelines, RULES.pipelinesObject).throwIfInvalid('Invalid resilience configuration');
     }
     for (const [name, config] of Object.entries(pipelines)) {
-      if (this.entries.has(name)) v.add(`pipelines.${name}`, '(exists)', 'is already registered');
+      if (this.entries.has(name)) v.add(`pipelines.${name}`, '(exists)', RULES.alreadyRegistered);
       else this.buildFromConfig(name, undefined, config, v);
     }
     v.throwIfInvalid('Invalid resilience configuration');
@@ -245,6 +238,28 @@ export class ResiliencePipelineRegistry {
     this.limiters.clear();
   }
 
+  /**
+   * Adds the strategies `config` describes to `builder` the way this registry builds its own pipelines:
+   * predicate names resolved against the registry, circuit breakers on its state store. With
+   * `sharedWith`, the strategies share that named pipeline's state — its circuit, the circuit control
+   * and the limiters — as a method naming one of its sections does. Problems with the configuration's
+   * shape go to `issues`; problems with strategy options are reported by `builder.build()`.
+   */
+  applyConfig(
+    builder: ResiliencePipelineBuilder<unknown>,
+    config: PipelineConfig,
+    issues: OptionsValidator,
+    options: { readonly sharedWith?: string } = {},
+  ): void {
+    const name = options.sharedWith;
+    applyPipelineConfig(
+      builder,
+      config,
+      { predicates: this.predicates, services: this.services(name, undefined), sharedWith: name },
+      issues,
+    );
+  }
+
   /** A builder with the registry's clock, telemetry and naming. */
   createBuilder<T>(name: string, key?: string, validationPath?: string): ResiliencePipelineBuilder<T> {
     return new ResiliencePipelineBuilder<T>({
@@ -255,6 +270,20 @@ export class ResiliencePipelineRegistry {
       random: this.options.random,
       validationPath,
     });
+  }
+
+  /** What strategies from configuration may ask for; a pipeline name shares its control and limiters. */
+  private services(name: string | undefined, key: string | undefined): StrategyConfigEnvironment {
+    const services = new Map<StrategyServiceKey<unknown>, unknown>([[CIRCUIT_STATE_STORE_SERVICE, this.stateStore]]);
+    if (name !== undefined) {
+      services.set(CIRCUIT_CONTROL_SERVICE, this.circuitControl(name));
+      services.set(
+        SHARED_LIMITER_SERVICE,
+        (section: 'rateLimiter' | 'concurrencyLimiter', o: RateLimiterStrategyOptions) =>
+          this.sharedLimiter(name, key, section, o),
+      );
+    }
+    return { service: <S>(serviceKey: StrategyServiceKey<S>) => services.get(serviceKey) as S | undefined };
   }
 
   private instance(name: string, entry: Entry, key: string | undefined): RegisteredPipeline<unknown> {
@@ -291,12 +320,7 @@ export class ResiliencePipelineRegistry {
     applyPipelineConfig(
       builder,
       config,
-      {
-        predicates: this.predicates,
-        stateStore: this.stateStore,
-        circuitControl: this.circuitControl(name),
-        sharedLimiter: (section, options) => this.sharedLimiter(name, key, section, options),
-      },
+      { predicates: this.predicates, services: this.services(name, key) },
       configIssues,
     );
     v.addIssues(configIssues.problems);

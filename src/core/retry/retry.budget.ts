@@ -1,6 +1,7 @@
 import { systemTimeProvider, type TimeProvider } from '../time/time.provider.js';
 import type { OptionsValidator } from '../utils/options.validation.js';
 import { SlidingCounters } from '../utils/sliding-counters.js';
+import { RULES } from '../resilience.messages.js';
 
 /** @publicApi */
 export interface RetryBudgetOptions {
@@ -64,7 +65,7 @@ export class RetryBudget {
 export function validateRetryBudget(v: OptionsValidator, budget: unknown): void {
   if (budget === undefined || budget instanceof RetryBudget) return;
   if (typeof budget !== 'object' || budget === null) {
-    v.add('budget', budget, 'must be a RetryBudget or its options');
+    v.add('budget', budget, RULES.retryBudget);
     return;
   }
   const o = budget as RetryBudgetOptions;

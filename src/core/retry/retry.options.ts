@@ -2,6 +2,7 @@ import type { OptionsValidator } from '../utils/options.validation.js';
 import { validateRetryBudget, type RetryBudget, type RetryBudgetOptions } from './retry.budget.js';
 import type { ResilienceContext } from '../context/resilience.context.js';
 import type { Outcome } from '../outcome.model.js';
+import { RULES } from '../resilience.messages.js';
 
 /** How the delay grows from one retry to the next. @publicApi */
 export type BackoffType = 'constant' | 'linear' | 'exponential';
@@ -120,6 +121,6 @@ export function validateRetryOptions(v: OptionsValidator, options: RetryStrategy
     options.maxDelay < options.delay &&
     options.maxDelay >= 0
   ) {
-    v.add('maxDelay', options.maxDelay, `must be >= delay (${options.delay})`);
+    v.add('maxDelay', options.maxDelay, RULES.atLeast(`delay (${options.delay})`));
   }
 }

@@ -41,7 +41,7 @@ export abstract class TimeProvider {
   }
 }
 
-/** The reason an aborted signal carries, or a standard `AbortError` when it carries none. @internal */
+/** The reason an aborted signal carries, or a standard `AbortError` when it carries none. @publicApi */
 export function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
 }

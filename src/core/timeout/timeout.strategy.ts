@@ -1,6 +1,6 @@
 import { LinkedCancellationScope } from '../context/cancellation.scope.js';
 import type { ResilienceContext } from '../context/resilience.context.js';
-import type { ResilienceStrategy, StrategyBuilderContext, StrategyNext } from '../pipeline/resilience.strategy.js';
+import type { ResilienceStrategy, StrategyBuilderContext, StrategyNext } from '../resilience-strategy.interface.js';
 import { isCancellationError, TimeoutRejectedError } from '../resilience.errors.js';
 import type { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
 import type { TimeProvider } from '../time/time.provider.js';

@@ -1,51 +1,5 @@
-import { ResilienceError } from '../resilience.errors.js';
-
-/** One problem found in a set of options. @publicApi */
-export interface ValidationIssue {
-  /** Where the option sits, e.g. `strategies[0] (retry).maxRetryAttempts`. */
-  readonly path: string;
-  /** The value that was given. */
-  readonly value: unknown;
-  /** The rule it breaks, e.g. `must be an integer >= 0`. */
-  readonly rule: string;
-}
-
-/**
- * Thrown by `build()` (and by the Nest module at start-up) when options are invalid. It lists every
- * problem at once, never just the first.
- *
- * @publicApi
- */
-export class ResilienceValidationError extends ResilienceError {
-  constructor(
-    readonly issues: readonly ValidationIssue[],
-    title = 'Invalid resilience options',
-  ) {
-    super(
-      `${title} (${issues.length} problem${issues.length === 1 ? '' : 's'}):\n` +
-        issues.map((i) => `  - ${i.path}: ${describeValue(i.value)} ${i.rule}`).join('\n'),
-    );
-  }
-}
-Object.defineProperty(ResilienceValidationError.prototype, 'name', {
-  value: 'ResilienceValidationError',
-  writable: true,
-});
-
-function describeValue(value: unknown): string {
-  if (typeof value === 'function') return `[function ${value.name || 'anonymous'}]`;
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'bigint') return `${value}n`;
-  if (value === undefined || typeof value === 'number' || typeof value === 'boolean' || value === null) {
-    return String(value);
-  }
-  try {
-    const json = JSON.stringify(value);
-    return json.length > 80 ? `${json.slice(0, 77)}...` : json;
-  } catch {
-    return Object.prototype.toString.call(value);
-  }
-}
+import { ResilienceValidationError, type ValidationIssue } from '../resilience.errors.js';
+import { RULES } from '../resilience.messages.js';
 
 /** The largest delay a Node timer accepts (about 24.8 days). @publicApi */
 export const MAX_TIMER_DELAY = 2_147_483_647;
@@ -88,7 +42,7 @@ export class OptionsValidator {
 
   required(path: string, value: unknown): boolean {
     if (value === undefined || value === null) {
-      this.add(path, value, 'is required');
+      this.add(path, value, RULES.required);
       return false;
     }
     return true;
@@ -108,7 +62,7 @@ export class OptionsValidator {
       (!rule.integer || Number.isInteger(value) || value === Infinity) &&
       (rule.min === undefined || (rule.exclusiveMin ? value > rule.min : value >= rule.min)) &&
       (rule.max === undefined || value <= rule.max);
-    if (!ok) this.add(path, value, `must be ${describeNumberRule(rule)}`);
+    if (!ok) this.add(path, value, RULES.number(describeNumberRule(rule)));
     return this;
   }
 
@@ -122,25 +76,25 @@ export class OptionsValidator {
   }
 
   boolean(path: string, value: unknown): this {
-    if (value !== undefined && typeof value !== 'boolean') this.add(path, value, 'must be a boolean');
+    if (value !== undefined && typeof value !== 'boolean') this.add(path, value, RULES.boolean);
     return this;
   }
 
   string(path: string, value: unknown): this {
     if (value !== undefined && (typeof value !== 'string' || value.length === 0)) {
-      this.add(path, value, 'must be a non-empty string');
+      this.add(path, value, RULES.nonEmptyString);
     }
     return this;
   }
 
   func(path: string, value: unknown): this {
-    if (value !== undefined && typeof value !== 'function') this.add(path, value, 'must be a function');
+    if (value !== undefined && typeof value !== 'function') this.add(path, value, RULES.function);
     return this;
   }
 
   oneOf<T>(path: string, value: unknown, allowed: readonly T[]): this {
     if (value !== undefined && !allowed.includes(value as T)) {
-      this.add(path, value, `must be one of ${allowed.map((a) => JSON.stringify(a)).join(', ')}`);
+      this.add(path, value, RULES.oneOf(allowed.map((a) => JSON.stringify(a))));
     }
     return this;
   }
@@ -148,7 +102,7 @@ export class OptionsValidator {
   /** Flags keys that no option of this name exists for (catches typos in config files). */
   knownKeys(value: object, known: readonly string[]): this {
     for (const key of Object.keys(value)) {
-      if (!known.includes(key)) this.add(key, (value as Record<string, unknown>)[key], 'is not a known option');
+      if (!known.includes(key)) this.add(key, (value as Record<string, unknown>)[key], RULES.unknownOption);
     }
     return this;
   }

@@ -1,8 +1,8 @@
 import type { HttpService } from '@nestjs/axios';
 import type { AxiosRequestConfig, AxiosResponse } from 'axios';
 import { defer, from, type Observable } from 'rxjs';
-import { ResilienceContext, type ResiliencePipeline, type ResiliencePipelineRegistry } from '../../core/internal.js';
-import { currentResilienceContext } from '../resilience-context.storage.js';
+import { ResilienceContext, type ResiliencePipeline, type ResiliencePipelineRegistry } from '../../core/index.js';
+import { currentResilienceContext } from '../execution/resilience-context.storage.js';
 import { HTTP_REQUEST_INFO, IDEMPOTENT_METHODS, retryAfterOf } from './standard-http-pipeline.js';
 
 /** How a client was configured (resolved from the module options). @internal */

@@ -1,7 +1,7 @@
 import { HttpModule, HttpService } from '@nestjs/axios';
 import { Inject, Module, type DynamicModule, type Provider } from '@nestjs/common';
 import type { AxiosRequestConfig } from 'axios';
-import { ResiliencePipelineRegistry } from '../../core/internal.js';
+import { ResiliencePipelineRegistry } from '../../core/index.js';
 import { ResilientHttpClient } from './resilient-http.client.js';
 import {
   handleHttpFailure,

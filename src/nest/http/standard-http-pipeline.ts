@@ -13,7 +13,7 @@ import {
   type RateLimiterConfig,
   type RetryConfig,
   type TimeoutConfig,
-} from '../../core/internal.js';
+} from '../../core/index.js';
 
 /** What the HTTP client tells its pipeline about the request being made. @publicApi */
 export interface HttpRequestInfo {

@@ -12,7 +12,7 @@ import {
   type ModuleMetadata,
 } from '@nestjs/common';
 import { APP_FILTER, HttpAdapterHost } from '@nestjs/core';
-import { ResiliencePipelineRegistry } from '../../core/internal.js';
+import { ResiliencePipelineRegistry } from '../../core/index.js';
 import {
   OAuthClient,
   OAuthFailure,

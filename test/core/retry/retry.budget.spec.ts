@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import { ResiliencePipelineBuilder, RetryBudget } from '../../src/index.js';
-import { FakeTimeProvider } from '../../src/testing/index.js';
-import { RecordingListener } from '../utils/recording.listener.js';
+import { ResiliencePipelineBuilder, RetryBudget } from '../../../src/index.js';
+import { FakeTimeProvider } from '../../../src/testing/index.js';
+import { RecordingListener } from '../../utils/recording.listener.js';
 
 const down = () => Promise.reject(new Error('down'));
 

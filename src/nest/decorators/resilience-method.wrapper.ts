@@ -2,29 +2,24 @@ import 'reflect-metadata';
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
 import { RESILIENCE_BINDINGS, RESILIENCE_METHOD_METADATA } from '../resilience.constants.js';
-import type { RawResponse } from '../response-cancellation.scope.js';
+import { NEST_RULES } from '../resilience.messages.js';
+import { STRATEGY_SECTIONS, type StrategySectionName } from '../../core/index.js';
+import { RequestLink, type ResilienceMethodBinding } from '../execution/resilience-method.binding.js';
 
 /** The parts a method's pipeline is made of, one per decorator. @publicApi */
-export type ResilienceSection =
-  'fallback' | 'pipeline' | 'rateLimiter' | 'concurrencyLimiter' | 'hedging' | 'retry' | 'circuitBreaker' | 'timeout';
+export type ResilienceSection = Exclude<StrategySectionName, 'totalTimeout' | 'chaosLatency' | 'chaosFault'>;
 
 /**
  * The order decorators compose in, outermost first, whatever order they are written in:
  * `@Fallback` → `@UseResiliencePipeline` → `@RateLimit` → `@ConcurrencyLimit` → `@Hedging` → `@Retry` →
- * `@CircuitBreaker` → `@Timeout` → the method.
+ * `@CircuitBreaker` → `@Timeout` → the method. It is the order of `STRATEGY_SECTIONS`, which
+ * configuration sections follow too.
  *
  * @publicApi
  */
-export const RESILIENCE_DECORATOR_ORDER: readonly ResilienceSection[] = [
-  'fallback',
-  'pipeline',
-  'rateLimiter',
-  'concurrencyLimiter',
-  'hedging',
-  'retry',
-  'circuitBreaker',
-  'timeout',
-];
+export const RESILIENCE_DECORATOR_ORDER: readonly ResilienceSection[] = STRATEGY_SECTIONS.filter(
+  (section) => section.decorator !== undefined,
+).map((section) => section.name as ResilienceSection);
 
 type AnyMethod = (...args: unknown[]) => unknown;
 
@@ -36,21 +31,6 @@ export interface ResilienceMethodMetadata {
   readonly sections: Partial<Record<ResilienceSection, unknown>>;
   /** Where Nest passes the hidden request link to a route handler. */
   readonly requestLinkIndex: number;
-}
-
-/** How a bound method runs: built by the explorer once the module has started. @internal */
-export interface ResilienceMethodBinding {
-  invoke(self: unknown, args: unknown[], link: RequestLink | undefined): unknown;
-}
-
-/**
- * Passed by Nest to a wrapped route handler as an extra, hidden argument: the raw response, so a client
- * that disconnects can cancel the call. Never reaches the method itself.
- *
- * @internal
- */
-export class RequestLink {
-  constructor(readonly response: RawResponse | undefined) {}
 }
 
 const RequestLinkParam = createParamDecorator((_data: unknown, ctx: ExecutionContext) => {
@@ -77,7 +57,7 @@ export function recordResilienceSection(decorator: string, section: ResilienceSe
   return (target, key, descriptor) => {
     const meta = wrapOnce(target, key, descriptor as TypedPropertyDescriptor<unknown>);
     if (meta.sections[section] !== undefined) {
-      throw new Error(`@${decorator} is applied twice to ${meta.className}.${meta.methodName}.`);
+      throw new Error(NEST_RULES.appliedTwice(decorator, `${meta.className}.${meta.methodName}`));
     }
     meta.sections[section] = spec;
     return descriptor;
@@ -91,7 +71,7 @@ function wrapOnce(
 ): ResilienceMethodMetadata {
   const current = descriptor.value;
   if (typeof current !== 'function') {
-    throw new Error(`Resilience decorators apply to methods; ${String(key)} is not one.`);
+    throw new Error(NEST_RULES.notAMethodTarget(String(key)));
   }
   const existing = getResilienceMethodMetadata(current);
   if (existing) return existing;

@@ -1,7 +1,7 @@
 import { describe, expect, it, jest } from '@jest/globals';
-import { handleError, handleResult, ResiliencePipelineBuilder } from '../../src/index.js';
-import { scripted } from '../utils/flaky.js';
-import { RecordingListener } from '../utils/recording.listener.js';
+import { handleError, handleResult, ResiliencePipelineBuilder } from '../../../src/index.js';
+import { scripted } from '../../utils/flaky.js';
+import { RecordingListener } from '../../utils/recording.listener.js';
 
 class PaymentDeclined extends Error {}
 

@@ -18,15 +18,15 @@ import {
   ResiliencePipelineRegistry,
   Retry,
   TimeoutRejectedError,
-} from '../../src/index.js';
+} from '../../../src/index.js';
 import {
   getResilientHttpClientToken,
   ResilientHttpClient,
   ResilientHttpModule,
   standardHttpPipeline,
-} from '../../src/nest/http/index.js';
-import { FakeTimeProvider } from '../../src/testing/index.js';
-import { driveWithClock } from '../utils/drive.js';
+} from '../../../src/nest/http/index.js';
+import { FakeTimeProvider } from '../../../src/testing/index.js';
+import { driveWithClock } from '../../utils/drive.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse, hit: number) => void;
 

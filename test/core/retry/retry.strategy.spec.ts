@@ -8,10 +8,10 @@ import {
   ResiliencePipelineBuilder,
   type OnRetryArguments,
   type RetryStrategyOptions,
-} from '../../src/index.js';
-import { FakeTimeProvider } from '../../src/testing/index.js';
-import { failTimes, isPending, networkError, scripted } from '../utils/flaky.js';
-import { RecordingListener } from '../utils/recording.listener.js';
+} from '../../../src/index.js';
+import { FakeTimeProvider } from '../../../src/testing/index.js';
+import { failTimes, isPending, networkError, scripted } from '../../utils/flaky.js';
+import { RecordingListener } from '../../utils/recording.listener.js';
 
 function setup() {
   const time = new FakeTimeProvider();

@@ -1,4 +1,4 @@
-import { CancellationScope } from '../core/internal.js';
+import type { CancellationSource } from '../../core/index.js';
 
 /** The parts of a Node `ServerResponse` (Express's, or Fastify's `reply.raw`) the scope reads. @internal */
 export type RawResponse = NodeJS.EventEmitter & { readonly writableFinished?: boolean; readonly closed?: boolean };
@@ -13,17 +13,11 @@ const CLIENT_CLOSED = 'The client closed the connection.';
  *
  * @internal
  */
-export class ResponseCancellationScope extends CancellationScope {
+export class ResponseCancellationScope implements CancellationSource {
   private controller: AbortController | undefined;
   private abortedBy: unknown;
 
-  constructor(private readonly response: RawResponse | undefined) {
-    super();
-  }
-
-  get canAbort(): boolean {
-    return true;
-  }
+  constructor(private readonly response: RawResponse | undefined) {}
 
   get aborted(): boolean {
     if (this.abortedBy !== undefined) return true;

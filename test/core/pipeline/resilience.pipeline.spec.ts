@@ -6,10 +6,10 @@ import {
   ResiliencePropertyKey,
   ResilienceValidationError,
   type ResilienceStrategy,
-} from '../../src/index.js';
-import { FakeTimeProvider } from '../../src/testing/index.js';
-import { RecordingListener } from '../utils/recording.listener.js';
-import { scripted } from '../utils/flaky.js';
+} from '../../../src/index.js';
+import { FakeTimeProvider } from '../../../src/testing/index.js';
+import { RecordingListener } from '../../utils/recording.listener.js';
+import { scripted } from '../../utils/flaky.js';
 
 /** A strategy that records when it enters and leaves. */
 function tracer(name: string, log: string[]): ResilienceStrategy<unknown> {

@@ -5,10 +5,10 @@ import {
   TimeoutRejectedError,
   ResilienceContext,
   ResiliencePropertyKey,
-} from '../../src/index.js';
-import { FakeTimeProvider } from '../../src/testing/index.js';
-import { isPending, nextTurn } from '../utils/flaky.js';
-import { RecordingListener } from '../utils/recording.listener.js';
+} from '../../../src/index.js';
+import { FakeTimeProvider } from '../../../src/testing/index.js';
+import { isPending, nextTurn } from '../../utils/flaky.js';
+import { RecordingListener } from '../../utils/recording.listener.js';
 
 function setup() {
   const time = new FakeTimeProvider();

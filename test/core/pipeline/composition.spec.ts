@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import { BrokenCircuitError, CircuitBreakerStateProvider, ResiliencePipelineBuilder } from '../../src/index.js';
-import { FakeTimeProvider } from '../../src/testing/index.js';
-import { scripted } from '../utils/flaky.js';
+import { BrokenCircuitError, CircuitBreakerStateProvider, ResiliencePipelineBuilder } from '../../../src/index.js';
+import { FakeTimeProvider } from '../../../src/testing/index.js';
+import { scripted } from '../../utils/flaky.js';
 
 describe('composed pipelines', () => {
   it("retry (3 × 2^n s) around a breaker (4 consecutive failures, 5 s): the seeds' combined case", async () => {

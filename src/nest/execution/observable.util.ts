@@ -1,5 +1,5 @@
 import { isObservable, Observable, type Unsubscribable } from 'rxjs';
-import { abortReason } from '../core/internal.js';
+import { abortReason } from '../../core/index.js';
 import { ResponseCancellationScope, type RawResponse } from './response-cancellation.scope.js';
 
 export { isObservable };

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { ResilienceContext } from '../core/index.js';
+import type { ResilienceContext } from '../../core/index.js';
 
 /** The context of the attempt whose synchronous part is running. */
 let current: ResilienceContext | undefined;

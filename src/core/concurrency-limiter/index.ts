@@ -1,0 +1,1 @@
+export { concurrencyLimiterRegistration } from './concurrency-limiter.registration.js';

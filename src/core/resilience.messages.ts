@@ -1,0 +1,38 @@
+/**
+ * Every rule text the engine's validation reports (`ValidationIssue.rule`), in one place, so the
+ * wording stays consistent and a reader finds every message the engine can give.
+ *
+ * @internal
+ */
+export const RULES = {
+  required: 'is required',
+  requiredOr: (alternative: string) => `is required (or give ${alternative})`,
+  unknownOption: 'is not a known option',
+  boolean: 'must be a boolean',
+  nonEmptyString: 'must be a non-empty string',
+  function: 'must be a function',
+  array: 'must be an array',
+  nonEmptyArray: 'must be a non-empty array',
+  object: 'must be an object',
+  number: (rule: string) => `must be ${rule}`,
+  oneOf: (allowed: readonly string[]) => `must be one of ${allowed.join(', ')}`,
+  instanceOf: (type: string) => `must be a ${type}`,
+  atMost: (other: string) => `must be <= ${other}`,
+  atLeast: (other: string) => `must be >= ${other}`,
+  notWith: (other: string) => `must not be given together with ${other}`,
+  cannotCombine: (others: string) => `cannot be combined with ${others}`,
+  outcome: 'must be an outcome: { ok: true, value } or { ok: false, error }',
+  retryBudget: 'must be a RetryBudget or its options',
+  telemetryListener: 'must have a write(event) method',
+  builtAlready: 'cannot be changed or built again after build()',
+  sectionsObject: 'must be an object of strategy sections',
+  pipelinesObject: 'must be an object of named pipelines',
+  alreadyRegistered: 'is already registered',
+  predicateReference: 'must be a predicate name, a list of names or a function',
+  unknownPredicate: (known: readonly string[]) => `is not a registered predicate (known: ${known.join(', ')})`,
+  circuitKeyRequired: 'is required with a shared stateStore when the pipeline has no name',
+  circuitNeverOpens: (windowSize: number) => `must be <= windowSize (${windowSize}), or the circuit can never open`,
+  limitNeedsKind: 'needs a kind',
+  limitNotForKind: (kind: string) => `does not apply to kind "${kind}"`,
+  distributedKinds: 'applies to kind "token-bucket" or "sliding-window"',
+} as const;

@@ -1,0 +1,18 @@
+/**
+ * Every message the Nest layer reports about decorators and module options: the rules of the start-up
+ * `ResilienceValidationError` (`ValidationIssue.rule`) and the errors of misapplied decorators.
+ *
+ * @internal
+ */
+export const NEST_RULES = {
+  notAMethod: (className: string) => `is not a method of ${className}`,
+  fallbackArity: (arity: number, methodName: string, given: number) =>
+    `must take the ${arity} argument(s) of ${methodName} plus the error, or the error alone; it takes ${given}`,
+  fallbackNeedsTarget: 'needs a method name or a value',
+  unknownPipeline: (known: readonly string[]) => `is not a registered pipeline (known: ${known.join(', ') || 'none'})`,
+  missingSection: (section: string) => `names a pipeline without a "${section}" section`,
+  boundElsewhere:
+    'is a request-scoped or transient class whose decorated methods another application in this process already bound; run one application per process or make the class a singleton',
+  appliedTwice: (decorator: string, method: string) => `@${decorator} is applied twice to ${method}.`,
+  notAMethodTarget: (key: string) => `Resilience decorators apply to methods; ${key} is not one.`,
+} as const;
