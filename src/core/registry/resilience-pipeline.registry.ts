@@ -14,6 +14,15 @@ import { OptionsValidator, ResilienceValidationError } from '../utils/options.va
 import { applyPipelineConfig } from './pipeline-config.builder.js';
 import type { PipelineConfig } from './pipeline-config.model.js';
 import { PredicateRegistry } from './predicate.registry.js';
+import {
+  describeLimiters,
+  findBreakers,
+  readCircuit,
+  type CircuitInfo,
+  type InspectedLimiter,
+  type InspectedPipeline,
+  type LimiterInfo,
+} from './registry.inspection.js';
 
 /** @publicApi */
 export interface ResiliencePipelineRegistryOptions {
@@ -97,6 +106,10 @@ export class ResiliencePipelineRegistry {
   private readonly controls = new Map<string, CircuitBreakerManualControl>();
   /** Limiters shared per pipeline name, key and section. */
   private readonly limiters = new Map<string, RateLimiter>();
+  /** What the shared limiters were made from, for `limiterStatistics()`. */
+  private readonly limiterSources = new Map<RateLimiter, InspectedLimiter>();
+  /** Pipelines built from `createBuilder` by other code (decorated methods), for `circuits()`. */
+  private readonly external: InspectedPipeline[] = [];
   private disposed = false;
 
   constructor(private readonly options: ResiliencePipelineRegistryOptions = {}) {
@@ -224,8 +237,34 @@ export class ResiliencePipelineRegistry {
         limiter = limiterFromOptions(options, this.timeProvider);
       }
       this.limiters.set(id, limiter);
+      this.limiterSources.set(limiter, { name, key, section, options, limiter });
     }
     return limiter;
+  }
+
+  /**
+   * Every circuit of the registry's pipelines (and of decorated methods), read from the state store: on
+   * a shared store (Redis) this is the fleet's view. One entry per circuit, however many pipelines
+   * share it.
+   */
+  async circuits(): Promise<CircuitInfo[]> {
+    const now = this.timeProvider.now();
+    return Promise.all(findBreakers(this.inspectedPipelines()).map((ref) => readCircuit(ref, now)));
+  }
+
+  /**
+   * The circuit of the named pipeline (and instance `key`), or undefined if it has no circuit breaker
+   * or that instance was never used.
+   */
+  async circuitState(name: string, key?: string): Promise<CircuitInfo | undefined> {
+    const matching = [...this.inspectedPipelines()].filter((p) => p.name === name && p.key === key);
+    const [ref] = findBreakers(matching);
+    return ref ? readCircuit(ref, this.timeProvider.now()) : undefined;
+  }
+
+  /** Permits in use and queue lengths of every limiter of the registry's pipelines. */
+  limiterStatistics(): LimiterInfo[] {
+    return describeLimiters(this.limiterSources.values(), this.inspectedPipelines());
   }
 
   /** Registers a predicate that configuration can name. */
@@ -243,10 +282,33 @@ export class ResiliencePipelineRegistry {
     await Promise.all(all.map((p) => p.dispose()));
     for (const limiter of this.limiters.values()) limiter.dispose();
     this.limiters.clear();
+    this.limiterSources.clear();
+    this.external.length = 0;
   }
 
-  /** A builder with the registry's clock, telemetry and naming. */
+  /**
+   * A builder with the registry's clock, telemetry and naming. The pipeline it builds is known to
+   * `circuits()` and `limiterStatistics()` under `name`.
+   */
   createBuilder<T>(name: string, key?: string, validationPath?: string): ResiliencePipelineBuilder<T> {
+    const builder = this.newBuilder<T>(name, key, validationPath);
+    const build = builder.build.bind(builder);
+    builder.build = () => {
+      const pipeline = build();
+      if (!this.disposed) this.external.push({ name, key, pipeline: pipeline });
+      return pipeline;
+    };
+    return builder;
+  }
+
+  private *inspectedPipelines(): Iterable<InspectedPipeline> {
+    for (const [name, entry] of this.entries) {
+      for (const [key, handle] of entry.instances) yield { name, key: key || undefined, pipeline: handle.current };
+    }
+    yield* this.external;
+  }
+
+  private newBuilder<T>(name: string, key?: string, validationPath?: string): ResiliencePipelineBuilder<T> {
     return new ResiliencePipelineBuilder<T>({
       name,
       instanceName: key,
@@ -274,7 +336,7 @@ export class ResiliencePipelineRegistry {
       v.throwIfInvalid(`Invalid configuration for pipeline "${name}"`);
       return pipeline!;
     }
-    const builder = this.createBuilder<unknown>(name, key);
+    const builder = this.newBuilder<unknown>(name, key);
     entry.configure!(builder, { name, key });
     return builder.build();
   }
@@ -286,7 +348,7 @@ export class ResiliencePipelineRegistry {
     v: OptionsValidator,
   ): ResiliencePipeline<unknown> | undefined {
     const path = `pipelines.${name}`;
-    const builder = this.createBuilder<unknown>(name, key, path);
+    const builder = this.newBuilder<unknown>(name, key, path);
     const configIssues = new OptionsValidator(path);
     applyPipelineConfig(
       builder,

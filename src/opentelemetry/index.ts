@@ -1,0 +1,5 @@
+export {
+  OpenTelemetryListener,
+  RESILIENCE_METRICS,
+  type OpenTelemetryListenerOptions,
+} from './opentelemetry.listener.js';
