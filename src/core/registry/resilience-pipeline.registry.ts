@@ -262,6 +262,20 @@ export class ResiliencePipelineRegistry {
     return ref ? readCircuit(ref, this.timeProvider.now()) : undefined;
   }
 
+  /**
+   * Isolates the circuits of the named pipeline (or decorated method) by hand: with `key`, only that
+   * instance's; without, every instance's, and instances built later start isolated. Returns how many
+   * circuits it drove (0: the name has no circuit breaker).
+   */
+  async isolateCircuit(name: string, key?: string): Promise<number> {
+    return this.driveCircuits(name, key, 'isolate');
+  }
+
+  /** Closes (and resets) what `isolateCircuit` isolated, or an open circuit. Returns how many it drove. */
+  async closeCircuit(name: string, key?: string): Promise<number> {
+    return this.driveCircuits(name, key, 'close');
+  }
+
   /** Permits in use and queue lengths of every limiter of the registry's pipelines. */
   limiterStatistics(): LimiterInfo[] {
     return describeLimiters(this.limiterSources.values(), this.inspectedPipelines());
@@ -299,6 +313,16 @@ export class ResiliencePipelineRegistry {
       return pipeline;
     };
     return builder;
+  }
+
+  private async driveCircuits(name: string, key: string | undefined, action: 'isolate' | 'close'): Promise<number> {
+    const matching = [...this.inspectedPipelines()].filter(
+      (p) => p.name === name && (key === undefined || p.key === key),
+    );
+    const breakers = findBreakers(matching);
+    if (key === undefined && this.entries.has(name)) await this.circuitControl(name)[action]();
+    await Promise.all(breakers.map((ref) => ref.breaker[action]()));
+    return breakers.length;
   }
 
   private *inspectedPipelines(): Iterable<InspectedPipeline> {
