@@ -1,0 +1,330 @@
+import 'reflect-metadata';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { Controller, Get, Injectable, Module, type INestApplication, type NestMiddleware } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { context, trace, type Tracer } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import {
+  AggregationTemporality,
+  DataPointType,
+  InMemoryMetricExporter,
+  MeterProvider,
+  PeriodicExportingMetricReader,
+  type DataPoint,
+  type Histogram,
+  type MetricData,
+} from '@opentelemetry/sdk-metrics';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import request from 'supertest';
+import type { App } from 'supertest/types.js';
+import {
+  ResilienceContext,
+  ResilienceModule,
+  ResiliencePipelineBuilder,
+  ResiliencePipelineRegistry,
+  type ResiliencePipeline,
+} from '../../src/index.js';
+import { OpenTelemetryListener, RESILIENCE_METRICS } from '../../src/opentelemetry/index.js';
+import { FakeTimeProvider } from '../../src/testing/index.js';
+
+const contextManager = new AsyncLocalStorageContextManager().enable();
+context.setGlobalContextManager(contextManager);
+
+const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 });
+const meterProvider = new MeterProvider({ readers: [reader] });
+const spans = new InMemorySpanExporter();
+const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] });
+const tracer: Tracer = tracerProvider.getTracer('test');
+
+afterAll(async () => {
+  await meterProvider.shutdown();
+  await tracerProvider.shutdown();
+  context.disable();
+});
+
+async function collect(): Promise<Map<string, MetricData>> {
+  exporter.reset();
+  await reader.forceFlush();
+  const byName = new Map<string, MetricData>();
+  for (const resource of exporter.getMetrics()) {
+    for (const scope of resource.scopeMetrics)
+      for (const metric of scope.metrics) byName.set(metric.descriptor.name, metric);
+  }
+  return byName;
+}
+
+function points(metric: MetricData | undefined): DataPoint<unknown>[] {
+  return (metric?.dataPoints ?? []);
+}
+
+describe('OpenTelemetryListener', () => {
+  const listener = new OpenTelemetryListener({ meterProvider, tracerProvider });
+  const time = new FakeTimeProvider(0);
+  let flaky: ResiliencePipeline<string>;
+
+  beforeEach(() => spans.reset());
+
+  beforeAll(() => {
+    flaky = new ResiliencePipelineBuilder<string>({
+      name: 'orders',
+      instanceName: 'eu',
+      timeProvider: time,
+      telemetryListeners: [listener],
+    })
+      .addRetry({ name: 'orders-retry', maxRetryAttempts: 2, delay: 0 })
+      .addCircuitBreaker({ kind: 'consecutive', failureThreshold: 5 })
+      .build();
+  });
+
+  it("records Polly's instruments with Polly's tags", async () => {
+    let calls = 0;
+    await flaky.execute(
+      () => {
+        time.advance(5);
+        return ++calls < 3 ? Promise.reject(new TypeError('flaky')) : 'ok';
+      },
+      { operationKey: 'list-orders' },
+    );
+    const metrics = await collect();
+
+    const events = points(metrics.get(RESILIENCE_METRICS.strategyEvents));
+    expect(metrics.get(RESILIENCE_METRICS.strategyEvents)!.dataPointType).toBe(DataPointType.SUM);
+    expect(events).toEqual([
+      expect.objectContaining({
+        value: 2,
+        attributes: {
+          'pipeline.name': 'orders',
+          'pipeline.instance': 'eu',
+          'operation.key': 'list-orders',
+          'strategy.name': 'orders-retry',
+          'event.name': 'OnRetry',
+          'event.severity': 'Warning',
+          'exception.type': 'TypeError',
+        },
+      }),
+    ]);
+
+    const attempts = points(metrics.get(RESILIENCE_METRICS.attemptDuration));
+    expect(metrics.get(RESILIENCE_METRICS.attemptDuration)!.descriptor.unit).toBe('ms');
+    expect(
+      attempts.map((p) => p.attributes).sort((a, b) => Number(a['attempt.number']) - Number(b['attempt.number'])),
+    ).toEqual([
+      expect.objectContaining({ 'attempt.number': 0, 'attempt.handled': true, 'exception.type': 'TypeError' }),
+      expect.objectContaining({ 'attempt.number': 1, 'attempt.handled': true, 'exception.type': 'TypeError' }),
+      {
+        'pipeline.name': 'orders',
+        'pipeline.instance': 'eu',
+        'operation.key': 'list-orders',
+        'strategy.name': 'orders-retry',
+        'event.name': 'ExecutionAttempt',
+        'event.severity': 'Information',
+        'attempt.number': 2,
+        'attempt.handled': false,
+      },
+    ]);
+    expect(attempts.every((p) => (p.value as Histogram).sum === 5)).toBe(true);
+
+    const pipeline = points(metrics.get(RESILIENCE_METRICS.pipelineDuration));
+    expect(pipeline).toEqual([
+      expect.objectContaining({
+        attributes: { 'pipeline.name': 'orders', 'pipeline.instance': 'eu', 'operation.key': 'list-orders' },
+      }),
+    ]);
+    expect((pipeline[0].value as Histogram).sum).toBe(15);
+    expect((pipeline[0].value as Histogram).count).toBe(1);
+  });
+
+  it('records a span per execution, child of the active span, with an event per attempt and retry', async () => {
+    let inner: string | undefined;
+    await tracer.startActiveSpan('GET /orders', async (request) => {
+      let calls = 0;
+      await flaky.execute(() => {
+        inner = trace.getActiveSpan()?.spanContext().spanId;
+        return ++calls < 2 ? Promise.reject(new TypeError('flaky')) : 'ok';
+      });
+      request.end();
+    });
+    const finished = spans.getFinishedSpans();
+    const requestSpan = finished.find((s) => s.name === 'GET /orders')!;
+    const pipelineSpan = finished.find((s) => s.name === 'resilience orders')!;
+    expect(pipelineSpan.parentSpanContext?.spanId).toBe(requestSpan.spanContext().spanId);
+    expect(pipelineSpan.spanContext().traceId).toBe(requestSpan.spanContext().traceId);
+    // What the callback traces nests under the pipeline's span.
+    expect(inner).toBe(pipelineSpan.spanContext().spanId);
+    expect(pipelineSpan.attributes).toEqual({ 'pipeline.name': 'orders', 'pipeline.instance': 'eu' });
+    expect(pipelineSpan.events.map((e) => e.name)).toEqual(['ExecutionAttempt', 'OnRetry', 'ExecutionAttempt']);
+    expect(pipelineSpan.events[1].attributes).toMatchObject({ 'attempt.number': 0, 'retry.delay': 0 });
+    expect(pipelineSpan.status.code).toBe(0);
+  });
+
+  it('records the failure as an exception, and the state change and the rejections as span events', async () => {
+    const breaker = new ResiliencePipelineBuilder({
+      name: 'payments',
+      timeProvider: time,
+      telemetryListeners: [listener],
+    })
+      .addCircuitBreaker({ kind: 'consecutive', failureThreshold: 1, breakDuration: 1_000 })
+      .build();
+    await breaker.executeOutcome(() => Promise.reject(new RangeError('boom')));
+    await breaker.executeOutcome(() => 'never');
+    const [first, second] = spans.getFinishedSpans();
+    expect(first.events.map((e) => e.name)).toEqual(['OnCircuitOpened', 'exception']);
+    expect(first.events[0].attributes).toMatchObject({ 'circuit.state': 'open', 'circuit.break_duration': 1_000 });
+    expect(first.events[1].attributes).toMatchObject({ 'exception.type': 'RangeError', 'exception.message': 'boom' });
+    expect(first.status).toEqual({ code: 2, message: 'RangeError' });
+    expect(second.events.map((e) => e.name)).toEqual(['OnCircuitRejected', 'exception']);
+    expect(second.attributes['exception.type']).toBe('BrokenCircuitError');
+  });
+
+  it('records hedges and timeouts as span events of the same span, also from parallel attempts', async () => {
+    const hedged = new ResiliencePipelineBuilder<string>({ name: 'search', telemetryListeners: [listener] })
+      .addTimeout(10_000)
+      .addHedging({ delay: 0, maxHedgedAttempts: 1 })
+      .build();
+    await hedged.execute(({ attemptNumber, signal }) =>
+      attemptNumber === 0
+        ? new Promise<string>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason)))
+        : 'fast',
+    );
+    const [span] = spans.getFinishedSpans();
+    expect(span.name).toBe('resilience search');
+    expect(span.events.map((e) => e.name)).toEqual(expect.arrayContaining(['OnHedging', 'ExecutionAttempt']));
+
+    spans.reset();
+    const slow = new ResiliencePipelineBuilder({ name: 'slow', telemetryListeners: [listener] }).addTimeout(1).build();
+    await slow.executeOutcome(
+      ({ signal }) => new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason))),
+    );
+    const [timedOut] = spans.getFinishedSpans();
+    expect(timedOut.events.map((e) => e.name)).toEqual(['OnTimeout', 'exception']);
+    expect(timedOut.attributes['exception.type']).toBe('TimeoutRejectedError');
+  });
+
+  it("observes each circuit's state in a gauge once it knows the registry", async () => {
+    const registry = new ResiliencePipelineRegistry({
+      timeProvider: time,
+      telemetryListeners: [listener],
+      pipelines: { inventory: { circuitBreaker: { kind: 'consecutive', failureThreshold: 1 } } },
+    });
+    const detach = listener.attachRegistry(registry);
+    await registry.getPipeline('inventory').executeOutcome(() => Promise.reject(new Error('x')));
+    const gauge = points((await collect()).get(RESILIENCE_METRICS.circuitState));
+    const values = Object.fromEntries(gauge.map((p) => [p.attributes['circuit.state'], p.value]));
+    expect(values).toEqual({ closed: 0, open: 1, 'half-open': 0, isolated: 0 });
+    expect(gauge[0].attributes).toMatchObject({
+      'pipeline.name': 'inventory',
+      'circuit.key': 'inventory/circuit-breaker',
+    });
+    detach();
+    await registry.dispose();
+  });
+});
+
+describe('OpenTelemetryListener without an SDK', () => {
+  it('is a no-op: calls run and nothing is recorded', async () => {
+    const pipeline = new ResiliencePipelineBuilder({ name: 'plain', telemetryListeners: [new OpenTelemetryListener()] })
+      .addRetry({ maxRetryAttempts: 1, delay: 0 })
+      .build();
+    let calls = 0;
+    const ctx = new ResilienceContext();
+    let active: unknown = 'unset';
+    const run = () => {
+      active = trace.getActiveSpan();
+      return ++calls < 2 ? Promise.reject(new Error('x')) : 'ok';
+    };
+    await expect(pipeline.execute(run, ctx)).resolves.toBe('ok');
+    expect(active).toBeUndefined();
+    expect(ctx.hasProperties).toBe(false); // no span was kept
+    expect(calls).toBe(2);
+  });
+});
+
+/** Starts a span per incoming request, as an HTTP instrumentation would. */
+@Injectable()
+class RequestSpanMiddleware implements NestMiddleware {
+  use(req: { method: string; originalUrl: string }, _res: unknown, next: () => void): void {
+    const span = tracer.startSpan(`${req.method} ${req.originalUrl}`);
+    context.with(trace.setSpan(context.active(), span), () => {
+      (_res as { on(e: string, l: () => void): void }).on('finish', () => span.end());
+      next();
+    });
+  }
+}
+
+@Controller('orders')
+class OrdersController {
+  constructor(private readonly registry: ResiliencePipelineRegistry) {}
+
+  @Get()
+  list(): Promise<string> {
+    return this.registry.getPipeline<string>('orders').execute(() => {
+      const span = tracer.startSpan('db.query');
+      span.end();
+      return 'ok';
+    });
+  }
+}
+
+@Module({
+  imports: [
+    ResilienceModule.forRoot({
+      logging: false,
+      telemetryListeners: [new OpenTelemetryListener({ meterProvider, tracerProvider })],
+      pipelines: {
+        orders: { retry: { maxRetryAttempts: 1, delay: 0 } },
+        inventory: { circuitBreaker: { kind: 'consecutive', failureThreshold: 1 } },
+      },
+    }),
+  ],
+  controllers: [OrdersController],
+  providers: [RequestSpanMiddleware],
+})
+class TracedAppModule {
+  configure(consumer: { apply(m: unknown): { forRoutes(...r: string[]): void } }): void {
+    consumer.apply(RequestSpanMiddleware).forRoutes('*');
+  }
+}
+
+describe('OpenTelemetryListener in a Nest app', () => {
+  let app: INestApplication<App>;
+
+  beforeAll(async () => {
+    const moduleRef = await Test.createTestingModule({ imports: [TracedAppModule] }).compile();
+    app = moduleRef.createNestApplication({ logger: false });
+    await app.init();
+  });
+
+  afterAll(async () => {
+    await app.close();
+  });
+
+  it("parents the pipeline's span under the incoming request's span, and the callback's spans under it", async () => {
+    spans.reset();
+    await request(app.getHttpServer()).get('/orders').expect(200, 'ok');
+    const finished = spans.getFinishedSpans();
+    const http = finished.find((s) => s.name === 'GET /orders')!;
+    const pipeline = finished.find((s) => s.name === 'resilience orders')!;
+    const query = finished.find((s) => s.name === 'db.query')!;
+    expect(pipeline.parentSpanContext?.spanId).toBe(http.spanContext().spanId);
+    expect(query.parentSpanContext?.spanId).toBe(pipeline.spanContext().spanId);
+    expect(new Set(finished.map((s) => s.spanContext().traceId)).size).toBe(1);
+  });
+
+  it('observes the circuits of the module registry (the module attaches it)', async () => {
+    await app
+      .get(ResiliencePipelineRegistry)
+      .getPipeline('inventory')
+      .execute(() => 'ok');
+    const gauge = points((await collect()).get(RESILIENCE_METRICS.circuitState));
+    const inventory = gauge.filter((p) => p.attributes['pipeline.name'] === 'inventory');
+    expect(Object.fromEntries(inventory.map((p) => [p.attributes['circuit.state'], p.value]))).toEqual({
+      closed: 1,
+      open: 0,
+      'half-open': 0,
+      isolated: 0,
+    });
+    // The orders pipeline has no breaker: no point for it.
+    expect(gauge.filter((p) => p.attributes['pipeline.name'] === 'orders')).toEqual([]);
+  });
+});
