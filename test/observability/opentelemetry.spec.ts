@@ -55,7 +55,7 @@ async function collect(): Promise<Map<string, MetricData>> {
 }
 
 function points(metric: MetricData | undefined): DataPoint<unknown>[] {
-  return (metric?.dataPoints ?? []);
+  return metric?.dataPoints ?? [];
 }
 
 describe('OpenTelemetryListener', () => {
