@@ -109,7 +109,7 @@ export class ResilienceAdminController {
       connection: 'keep-alive',
       'x-accel-buffering': 'no',
     });
-    res.write(`retry: 2000\nevent: ready\ndata: {}\n\n`);
+    res.write('event: ready\nretry: 2000\ndata: {}\n\n');
     const unsubscribe = this.stream.subscribe(res);
     const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), this.options.heartbeatInterval);
     heartbeat.unref();
