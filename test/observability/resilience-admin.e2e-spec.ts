@@ -53,7 +53,10 @@ describe('ResilienceAdminModule behind a guard that denies', () => {
   let app: INestApplication<App>;
   beforeAll(async () => {
     app = await start({ guards: [DenyAll], control: true, dashboard: true }, new FakeTimeProvider(0));
-    await app.get(ResiliencePipelineRegistry).getPipeline('payments').execute(() => 'ok');
+    await app
+      .get(ResiliencePipelineRegistry)
+      .getPipeline('payments')
+      .execute(() => 'ok');
   });
   afterAll(async () => {
     await app.close();
