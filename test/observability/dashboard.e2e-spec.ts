@@ -132,7 +132,7 @@ describe('the dashboard in headless Chromium', () => {
   it('fits a phone screen without sideways scrolling', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.waitForSelector('[data-circuit="payments"]');
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    const overflow = Number(await page.evaluate('document.documentElement.scrollWidth - window.innerWidth'));
     expect(overflow).toBeLessThanOrEqual(0);
     await page.screenshot({ path: join(ARTIFACTS, 'dashboard-phone.png'), fullPage: true });
     expect(consoleErrors).toEqual([]);

@@ -328,3 +328,90 @@ describe('OpenTelemetryListener in a Nest app', () => {
     expect(gauge.filter((p) => p.attributes['pipeline.name'] === 'orders')).toEqual([]);
   });
 });
+
+describe("OpenTelemetryListener's producer mode", () => {
+  it('exports the same instruments, tags and data as the instrument mode, through the reader it is given to', async () => {
+    const instrumentsExporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+    const instrumentsReader = new PeriodicExportingMetricReader({
+      exporter: instrumentsExporter,
+      exportIntervalMillis: 3_600_000,
+    });
+    const instrumentsProvider = new MeterProvider({ readers: [instrumentsReader] });
+    const viaInstruments = new OpenTelemetryListener({ meterProvider: instrumentsProvider, traces: false });
+
+    const viaProducer = new OpenTelemetryListener({ metricsExport: 'producer', traces: false });
+    const producerExporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+    const producerReader = new PeriodicExportingMetricReader({
+      exporter: producerExporter,
+      exportIntervalMillis: 3_600_000,
+      metricProducers: [viaProducer.metricProducer],
+    });
+    const producerProvider = new MeterProvider({ readers: [producerReader] });
+
+    const time = new FakeTimeProvider(0);
+    const run = async (listener: OpenTelemetryListener) => {
+      const registry = new ResiliencePipelineRegistry({
+        timeProvider: time,
+        telemetryListeners: [listener],
+        pipelines: {
+          orders: {
+            retry: { maxRetryAttempts: 2, delay: 0 },
+            circuitBreaker: { kind: 'consecutive', failureThreshold: 4 },
+          },
+        },
+      });
+      listener.attachRegistry(registry);
+      for (let i = 0; i < 6; i++) {
+        let calls = 0;
+        await registry.getPipeline('orders', i % 2 ? 'eu' : undefined).executeOutcome(
+          () => {
+            time.advance(i * 7);
+            return ++calls <= i % 3 ? Promise.reject(new TypeError('flaky')) : 'ok';
+          },
+          { operationKey: `op-${i % 2}` },
+        );
+      }
+      return registry;
+    };
+    const registries = [await run(viaInstruments), await run(viaProducer)];
+
+    const normalise = async (reader: PeriodicExportingMetricReader, exporter: InMemoryMetricExporter) => {
+      exporter.reset();
+      await reader.forceFlush();
+      const metrics = exporter.getMetrics().flatMap((r) => r.scopeMetrics.flatMap((s) => s.metrics));
+      return Object.fromEntries(
+        metrics
+          .map((m) => [
+            m.descriptor.name,
+            {
+              unit: m.descriptor.unit,
+              type: m.dataPointType,
+              points: (m.dataPoints as DataPoint<unknown>[])
+                .map((p) => {
+                  const v = p.value as Histogram | number;
+                  const value =
+                    typeof v === 'number' ? v : { count: v.count, sum: v.sum, counts: v.buckets.counts, max: v.max };
+                  return JSON.stringify([Object.entries(p.attributes).sort(), value]);
+                })
+                .sort(),
+            },
+          ])
+          .sort(),
+      );
+    };
+    const fromInstruments = await normalise(instrumentsReader, instrumentsExporter);
+    const fromProducer = await normalise(producerReader, producerExporter);
+    expect(Object.keys(fromProducer)).toEqual([
+      RESILIENCE_METRICS.circuitState,
+      RESILIENCE_METRICS.pipelineDuration,
+      RESILIENCE_METRICS.attemptDuration,
+      RESILIENCE_METRICS.strategyEvents,
+    ]);
+    expect(fromProducer).toEqual(fromInstruments);
+    expect(fromProducer[RESILIENCE_METRICS.strategyEvents].points.length).toBeGreaterThan(1);
+
+    await Promise.all(registries.map((r) => r.dispose()));
+    await instrumentsProvider.shutdown();
+    await producerProvider.shutdown();
+  });
+});
