@@ -29,6 +29,7 @@ describe('the dashboard in headless Chromium', () => {
   let profile: string;
   let url: string;
   const consoleErrors: string[] = [];
+  const requested: string[] = [];
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
@@ -90,6 +91,7 @@ describe('the dashboard in headless Chromium', () => {
       if (message.type() === 'error' || message.type() === 'warning') consoleErrors.push(message.text());
     });
     page.on('pageerror', (error) => consoleErrors.push(String(error)));
+    page.on('request', (r) => requested.push(r.url()));
   }, 60_000);
 
   afterAll(async () => {
@@ -107,6 +109,12 @@ describe('the dashboard in headless Chromium', () => {
     expect(await page.locator('#limiters tbody tr').count()).toBe(1);
     expect(await page.locator('[data-circuit="payments"] button[data-action="isolate"]').isEnabled()).toBe(true);
     expect(consoleErrors).toEqual([]);
+    // Everything comes from the app itself: no CDN, no other origin.
+    const origin = new URL(url).origin;
+    expect(requested.filter((u) => !u.startsWith(`${origin}/`) && !u.startsWith('data:'))).toEqual([]);
+    expect(requested).toEqual(
+      expect.arrayContaining([`${origin}/resilience/dashboard.js`, `${origin}/resilience/dashboard.css`]),
+    );
   });
 
   it('shows a circuit opening within a second, and its event', async () => {

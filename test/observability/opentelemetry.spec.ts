@@ -375,13 +375,17 @@ describe("OpenTelemetryListener's producer mode", () => {
     };
     const registries = [await run(viaInstruments), await run(viaProducer)];
 
-    const normalise = async (reader: PeriodicExportingMetricReader, exporter: InMemoryMetricExporter) => {
+    type Normalised = Record<string, { unit: string; type: DataPointType; points: string[] }>;
+    const normalise = async (
+      reader: PeriodicExportingMetricReader,
+      exporter: InMemoryMetricExporter,
+    ): Promise<Normalised> => {
       exporter.reset();
       await reader.forceFlush();
       const metrics = exporter.getMetrics().flatMap((r) => r.scopeMetrics.flatMap((s) => s.metrics));
       return Object.fromEntries(
         metrics
-          .map((m) => [
+          .map((m): [string, Normalised[string]] => [
             m.descriptor.name,
             {
               unit: m.descriptor.unit,
@@ -413,5 +417,18 @@ describe("OpenTelemetryListener's producer mode", () => {
     await Promise.all(registries.map((r) => r.dispose()));
     await instrumentsProvider.shutdown();
     await producerProvider.shutdown();
+  });
+});
+
+describe("OpenTelemetryListener's producer mode with unbounded tags", () => {
+  it('keeps at most 2 000 series, whatever the operation keys', async () => {
+    const listener = new OpenTelemetryListener({ metricsExport: 'producer', traces: false });
+    const pipeline = new ResiliencePipelineBuilder({ name: 'keys', telemetryListeners: [listener] }).build();
+    for (let i = 0; i < 2_100; i++) await pipeline.execute(() => 'ok', { operationKey: `user-${i}` });
+    const { resourceMetrics } = await listener.metricProducer.collect();
+    const metrics = resourceMetrics.scopeMetrics[0].metrics as unknown as MetricData[];
+    const durations = metrics.find((m) => m.descriptor.name === RESILIENCE_METRICS.pipelineDuration)!;
+    expect(durations.dataPoints).toHaveLength(2_000);
+    expect(durations.dataPoints[0].attributes).toEqual({ 'pipeline.name': 'keys', 'operation.key': 'user-0' });
   });
 });

@@ -204,3 +204,30 @@ describe('registry.limiterStatistics()', () => {
     await registry.dispose();
   });
 });
+
+describe('registry.circuits() when the store cannot be read', () => {
+  it('falls back to what this process last saw, marked stale, and never throws', async () => {
+    const inner = new InMemoryCircuitBreakerStateStore();
+    let broken = false;
+    const flaky: CircuitBreakerStateStore = {
+      acquire: (...a) => inner.acquire(...a),
+      record: (...a) => inner.record(...a),
+      isolate: (...a) => inner.isolate(...a),
+      close: (...a) => inner.close(...a),
+      importSnapshot: (...a) => inner.importSnapshot(...a),
+      exportSnapshot: (...a) => (broken ? Promise.reject(new Error('store down')) : inner.exportSnapshot(...a)),
+    };
+    const registry = new ResiliencePipelineRegistry({
+      stateStore: flaky,
+      pipelines: { orders: { circuitBreaker: { kind: 'consecutive', failureThreshold: 1, breakDuration: 60_000 } } },
+    });
+    await registry.getPipeline('orders').executeOutcome(fail);
+    broken = true;
+    expect(await registry.circuits()).toEqual([
+      expect.objectContaining({ pipelineName: 'orders', state: 'open', stale: true, retryAfter: undefined }),
+    ]);
+    broken = false;
+    expect(await registry.circuitState('orders')).toMatchObject({ state: 'open', stale: false, retryAfter: 60_000 });
+    await registry.dispose();
+  });
+});

@@ -39,6 +39,10 @@ async function start(admin: Parameters<typeof ResilienceAdminModule.forRoot>[0],
             timeout: 2_000,
           },
           search: { concurrencyLimiter: { permitLimit: 4, queueLimit: 2 } },
+          chaos: {
+            fallback: { fallbackValue: 'cached', shouldHandle: () => true },
+            chaosFault: { injectionRate: 0, fault: { apiKey: 'sk-live-123', detail: 'injected' } },
+          },
         },
       }),
       ResilienceAdminModule.forRoot(admin),
@@ -97,7 +101,13 @@ describe('ResilienceAdminModule with the app guard', () => {
 
   beforeAll(async () => {
     app = await start(
-      { path: '/ops/resilience/', guards: [OperatorGuard], control: true, events: { bufferSize: 8 } },
+      {
+        path: '/ops/resilience/',
+        guards: [OperatorGuard],
+        control: true,
+        events: { bufferSize: 8 },
+        heartbeatInterval: 30,
+      },
       time,
     );
     registry = app.get(ResiliencePipelineRegistry);
@@ -116,6 +126,16 @@ describe('ResilienceAdminModule with the app guard', () => {
 
   it('lists pipelines with their strategies in execution order and their options', async () => {
     const res = await operator(request(app.getHttpServer()).get('/ops/resilience/pipelines')).expect(200);
+    const chaos = res.body.find((p: { name: string }) => p.name === 'chaos');
+    expect(chaos).toEqual({
+      name: 'chaos',
+      strategies: [{ type: 'fallback' }, { type: 'chaos-fault' }],
+      options: {
+        fallback: { fallbackValue: 'cached', shouldHandle: '[function]' },
+        chaosFault: { injectionRate: 0, fault: { apiKey: '[redacted]', detail: 'injected' } },
+      },
+    });
+    res.body = res.body.filter((p: { name: string }) => p.name !== 'chaos');
     expect(res.body).toEqual([
       {
         name: 'payments',
@@ -132,6 +152,7 @@ describe('ResilienceAdminModule with the app guard', () => {
         options: { concurrencyLimiter: { permitLimit: 4, queueLimit: 2 } },
       },
     ]);
+    expect(JSON.stringify(res.body)).not.toContain('sk-live-123');
   });
 
   it('reads circuits and limiters', async () => {
@@ -196,14 +217,16 @@ describe('ResilienceAdminModule with the app guard', () => {
             void registry.getPipeline('payments').executeOutcome(fail); // retry, then open
           } else if (frame.startsWith('event: resilience')) {
             received.push(JSON.parse(frame.split('data: ')[1]).eventName as string);
-            if (received.includes('OnRetryGiveUp')) resolve();
+          } else if (frame === ': keep-alive') {
+            received.push('keep-alive');
           }
+          if (received.includes('OnRetryGiveUp') && received.includes('keep-alive')) resolve();
         }
       });
     });
     await events;
     res.destroy();
-    expect(received).toEqual(['OnRetry', 'OnCircuitOpened', 'OnRetryGiveUp']);
+    expect(received.filter((e) => e !== 'keep-alive')).toEqual(['OnRetry', 'OnCircuitOpened', 'OnRetryGiveUp']);
     const stream = app.get(ResilienceEventStream);
     await new Promise((r) => setTimeout(r, 20)); // the server sees the client go
     expect(stream.subscriberCount).toBe(0);
