@@ -15,6 +15,7 @@ import {
   type MetricData,
 } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import fc from 'fast-check';
 import request from 'supertest';
 import type { App } from 'supertest/types.js';
 import {
@@ -413,6 +414,8 @@ describe("OpenTelemetryListener's producer mode", () => {
     ]);
     expect(fromProducer).toEqual(fromInstruments);
     expect(fromProducer[RESILIENCE_METRICS.strategyEvents].points.length).toBeGreaterThan(1);
+    // Unnamed strategies are tagged with their kind.
+    expect(fromProducer[RESILIENCE_METRICS.strategyEvents].points.join()).toContain('["strategy.name","retry"]');
 
     await Promise.all(registries.map((r) => r.dispose()));
     await instrumentsProvider.shutdown();
@@ -430,5 +433,48 @@ describe("OpenTelemetryListener's producer mode with unbounded tags", () => {
     const durations = metrics.find((m) => m.descriptor.name === RESILIENCE_METRICS.pipelineDuration)!;
     expect(durations.dataPoints).toHaveLength(2_000);
     expect(durations.dataPoints[0].attributes).toEqual({ 'pipeline.name': 'keys', 'operation.key': 'user-0' });
+  });
+});
+
+describe("OpenTelemetryListener's producer mode, property", () => {
+  it('aggregates any durations into the same histogram as the SDK (count, sum, min, max, buckets)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.oneof(fc.integer({ min: 0, max: 12_000 }), fc.constantFrom(0, 5, 10, 25, 1_000, 10_000)), {
+          minLength: 1,
+          maxLength: 40,
+        }),
+        async (durations) => {
+          const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+          const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 });
+          const provider = new MeterProvider({ readers: [reader] });
+          const sdk = new OpenTelemetryListener({ meterProvider: provider, traces: false });
+          const local = new OpenTelemetryListener({ metricsExport: 'producer', traces: false });
+          const time = new FakeTimeProvider(0);
+          for (const listener of [sdk, local]) {
+            const pipeline = new ResiliencePipelineBuilder({
+              name: 'p',
+              timeProvider: time,
+              telemetryListeners: [listener],
+            })
+              .addRetry({ maxRetryAttempts: 0 })
+              .build();
+            for (const d of durations) await pipeline.execute(() => void time.advance(d));
+          }
+          await reader.forceFlush();
+          const fromSdk = exporter
+            .getMetrics()
+            .flatMap((r) => r.scopeMetrics.flatMap((m) => m.metrics))
+            .find((m) => m.descriptor.name === RESILIENCE_METRICS.pipelineDuration)!.dataPoints[0].value as Histogram;
+          const produced = (await local.metricProducer.collect()).resourceMetrics.scopeMetrics[0]
+            .metrics as unknown as MetricData[];
+          const fromLocal = produced.find((m) => m.descriptor.name === RESILIENCE_METRICS.pipelineDuration)!
+            .dataPoints[0].value as Histogram;
+          await provider.shutdown();
+          expect(fromLocal).toEqual(fromSdk);
+        },
+      ),
+      { numRuns: 40 },
+    );
   });
 });
