@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Injectable, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import { get as httpGet, type IncomingMessage } from 'node:http';
 import request from 'supertest';
@@ -286,6 +287,52 @@ describe('ResilienceAdminModule options', () => {
     const app = await start({ unprotected: true }, new FakeTimeProvider(0));
     await request(app.getHttpServer()).get('/resilience/circuits').expect(200, []);
     await request(app.getHttpServer()).post('/resilience/circuits/payments/isolate').expect(403); // control is off
+    await app.close();
+  });
+});
+
+describe('ResilienceAdminModule on Fastify', () => {
+  async function fastifyApp(guards: Parameters<typeof ResilienceAdminModule.forRoot>[0]) {
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        ResilienceModule.forRoot({ logging: false, pipelines: { p: { retry: { maxRetryAttempts: 1, delay: 0 } } } }),
+        ResilienceAdminModule.forRoot(guards),
+      ],
+    }).compile();
+    const app = moduleRef.createNestApplication<NestFastifyApplication>(new FastifyAdapter(), { logger: false });
+    await app.listen(0, '127.0.0.1');
+    return { app, base: (await app.getUrl()).replace('[::1]', '127.0.0.1') };
+  }
+
+  it('serves the dashboard and streams events', async () => {
+    const { app, base } = await fastifyApp({ unprotected: true, dashboard: true });
+    const html = await fetch(`${base}/resilience/dashboard`);
+    expect([html.status, html.headers.get('content-type')]).toEqual([200, 'text/html; charset=utf-8']);
+    const res = await new Promise<IncomingMessage>((resolve, reject) =>
+      httpGet(`${base}/resilience/events`, resolve).on('error', reject),
+    );
+    res.setEncoding('utf8');
+    let text = '';
+    await new Promise<void>((resolve) => {
+      res.on('data', (chunk: string) => {
+        const first = !text.includes('event: ready');
+        text += chunk;
+        if (first && text.includes('event: ready')) {
+          void app.get(ResiliencePipelineRegistry).getPipeline('p').executeOutcome(fail);
+        }
+        if (text.includes('OnRetryGiveUp')) resolve();
+      });
+    });
+    res.destroy();
+    expect(text).toContain('"eventName":"OnRetry"');
+    await app.close();
+  });
+
+  it('answers 403 to the event stream behind a denying guard', async () => {
+    const { app, base } = await fastifyApp({ guards: [new DenyAll()] });
+    const res = await fetch(`${base}/resilience/events`);
+    expect(res.status).toBe(403);
+    expect(await res.text()).not.toMatch(/event:|OnRetry/);
     await app.close();
   });
 });
