@@ -1,8 +1,13 @@
+import 'reflect-metadata';
 import { afterAll, afterEach, describe, expect, it } from '@jest/globals';
+import { Injectable } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
 import type { Redis } from 'ioredis';
 import {
+  CircuitBreaker,
   InMemoryCircuitBreakerStateStore,
   IsolatedCircuitError,
+  ResilienceModule,
   ResiliencePipelineRegistry,
   type CircuitBreakerStateStore,
 } from '../../src/index.js';
@@ -229,5 +234,37 @@ describe('registry.circuits() when the store cannot be read', () => {
     broken = false;
     expect(await registry.circuitState('orders')).toMatchObject({ state: 'open', stale: false, retryAfter: 60_000 });
     await registry.dispose();
+  });
+});
+
+@Injectable()
+class InventoryService {
+  calls = 0;
+
+  @CircuitBreaker({ kind: 'consecutive', failureThreshold: 1, breakDuration: 60_000 })
+  reserve(): Promise<string> {
+    this.calls++;
+    return Promise.reject(new Error('out of stock service'));
+  }
+}
+
+describe('registry.circuits() in a Nest app', () => {
+  it('lists the circuit of a decorated method under Class.method, and isolates it', async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [ResilienceModule.forRoot({ logging: false })],
+      providers: [InventoryService],
+    }).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    await app.init();
+    const registry = app.get(ResiliencePipelineRegistry);
+    const inventory = app.get(InventoryService);
+    await expect(inventory.reserve()).rejects.toThrow('out of stock service');
+    expect(await registry.circuits()).toEqual([
+      expect.objectContaining({ pipelineName: 'InventoryService.reserve', state: 'open', failures: 1 }),
+    ]);
+    expect(await registry.isolateCircuit('InventoryService.reserve')).toBe(1);
+    await expect(inventory.reserve()).rejects.toBeInstanceOf(IsolatedCircuitError);
+    expect(inventory.calls).toBe(1);
+    await app.close();
   });
 });

@@ -108,8 +108,11 @@ export class ResiliencePipelineRegistry {
   private readonly limiters = new Map<string, RateLimiter>();
   /** What the shared limiters were made from, for `limiterStatistics()`. */
   private readonly limiterSources = new Map<RateLimiter, InspectedLimiter>();
-  /** Pipelines built from `createBuilder` by other code (decorated methods), for `circuits()`. */
-  private readonly external: InspectedPipeline[] = [];
+  /**
+   * Pipelines built from `createBuilder` by other code (decorated methods), for `circuits()`. Held weakly:
+   * a pipeline nobody keeps is not kept alive by being inspectable.
+   */
+  private external: { name: string; key: string | undefined; ref: WeakRef<ResiliencePipeline<unknown>> }[] = [];
   private disposed = false;
 
   constructor(private readonly options: ResiliencePipelineRegistryOptions = {}) {
@@ -309,7 +312,10 @@ export class ResiliencePipelineRegistry {
     const build = builder.build.bind(builder);
     builder.build = () => {
       const pipeline = build();
-      if (!this.disposed) this.external.push({ name, key, pipeline: pipeline });
+      if (!this.disposed) {
+        if (this.external.length >= 1_024) this.external = this.external.filter((e) => e.ref.deref() !== undefined);
+        this.external.push({ name, key, ref: new WeakRef<ResiliencePipeline<unknown>>(pipeline) });
+      }
       return pipeline;
     };
     return builder;
@@ -329,7 +335,10 @@ export class ResiliencePipelineRegistry {
     for (const [name, entry] of this.entries) {
       for (const [key, handle] of entry.instances) yield { name, key: key || undefined, pipeline: handle.current };
     }
-    yield* this.external;
+    for (const { name, key, ref } of this.external) {
+      const pipeline = ref.deref();
+      if (pipeline) yield { name, key, pipeline };
+    }
   }
 
   private newBuilder<T>(name: string, key?: string, validationPath?: string): ResiliencePipelineBuilder<T> {
