@@ -223,6 +223,7 @@ describe('registry.circuits() when the store cannot be read', () => {
       exportSnapshot: (...a) => (broken ? Promise.reject(new Error('store down')) : inner.exportSnapshot(...a)),
     };
     const registry = new ResiliencePipelineRegistry({
+      timeProvider: new FakeTimeProvider(0),
       stateStore: flaky,
       pipelines: { orders: { circuitBreaker: { kind: 'consecutive', failureThreshold: 1, breakDuration: 60_000 } } },
     });
