@@ -59,7 +59,7 @@ export type {
   PipelineExecutedEventArguments,
 } from './telemetry/resilience-event.model.js';
 export { StrategyTelemetry } from './telemetry/strategy.telemetry.js';
-export { ResiliencePipeline } from './pipeline/resilience.pipeline.js';
+export { ResiliencePipeline, type ResilienceStrategyDescription } from './pipeline/resilience.pipeline.js';
 export {
   builtInStrategies,
   ResiliencePipelineBuilder,
@@ -153,12 +153,14 @@ export {
   PredicateRegistry,
   ResiliencePipelineRegistry,
   type ChaosFaultConfig,
+  type CircuitInfo,
   type ChaosLatencyConfig,
   type CircuitBreakerConfig,
   type ConcurrencyLimiterConfig,
   type ConfigurePipeline,
   type FallbackConfig,
   type HedgingConfig,
+  type LimiterInfo,
   type PipelineConfig,
   type PipelineSection,
   type PredicateReference,

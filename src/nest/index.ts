@@ -22,3 +22,11 @@ export {
   type ResilienceHttpError,
 } from './resilience-exception.filter.js';
 export { currentResilienceContext } from './execution/resilience-context.storage.js';
+export {
+  DEFAULT_RESILIENCE_LOG_LEVELS,
+  ResilienceLoggerListener,
+  type RegistryAwareTelemetryListener,
+  type ResilienceEventSummary,
+  type ResilienceLogLevel,
+  type ResilienceLoggingOptions,
+} from './observability/index.js';

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import type { ResilienceLoggingOptions } from './observability/resilience-logger.listener.js';
 import type { RedisCircuitBreakerStateStoreOptions } from '../redis/redis-circuit-breaker-state.store.js';
 import type {
   CircuitBreakerStateStore,
@@ -36,6 +37,11 @@ export interface ResilienceModuleOptions {
   /** The clock of every pipeline. Default: the system clock. */
   timeProvider?: TimeProvider;
   telemetryListeners?: TelemetryListener[];
+  /**
+   * One log line per resilience event through Nest's `Logger` (openings as errors, retries as warnings,
+   * …), rate-limited per circuit. On by default; `false` turns it off, options tune levels and limits.
+   */
+  logging?: ResilienceLoggingOptions | false;
   /**
    * Map `BrokenCircuitError`/`IsolatedCircuitError` to 503, `RateLimiterRejectedError` to 429 (both with
    * `Retry-After`) and `TimeoutRejectedError` to 504 with a global exception filter. Default true.

@@ -1,6 +1,12 @@
 import { Inject, Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, DiscoveryModule } from '@nestjs/core';
 import { ResiliencePipelineRegistry, type PipelineConfig } from '../core/index.js';
+import type { TelemetryListener } from '../core/index.js';
+import {
+  attachRegistry,
+  moduleTelemetryListeners,
+  RESILIENCE_EVENT_STREAM,
+} from './observability/telemetry-listeners.factory.js';
 import { ResilienceExceptionFilter } from './resilience-exception.filter.js';
 import {
   createResilienceStore,
@@ -31,17 +37,24 @@ import { CIRCUIT_BREAKER_STATE_STORE, RESILIENCE_TIME_PROVIDER } from './resilie
     },
     {
       provide: ResiliencePipelineRegistry,
-      inject: [RESILIENCE_MODULE_OPTIONS, RESILIENCE_STORE_HANDLE],
-      useFactory: async (options: ResilienceModuleOptions, handle: ResilienceStoreHandle) => {
+      inject: [RESILIENCE_MODULE_OPTIONS, RESILIENCE_STORE_HANDLE, { token: RESILIENCE_EVENT_STREAM, optional: true }],
+      useFactory: async (
+        options: ResilienceModuleOptions,
+        handle: ResilienceStoreHandle,
+        eventStream: TelemetryListener | undefined,
+      ) => {
         try {
-          return new ResiliencePipelineRegistry({
+          const telemetryListeners = moduleTelemetryListeners(options, eventStream);
+          const registry = new ResiliencePipelineRegistry({
             pipelines: options.pipelines,
             predicates: options.predicates,
             stateStore: handle.store,
             distributedLimiter: handle.distributedLimiter,
             timeProvider: options.timeProvider,
-            telemetryListeners: options.telemetryListeners,
+            telemetryListeners,
           });
+          attachRegistry(telemetryListeners, registry);
+          return registry;
         } catch (error) {
           await handle.close(); // a start that fails leaves no connection behind
           throw error;

@@ -85,8 +85,10 @@ export class CircuitBreakerStrategy<T> implements ResilienceStrategy<T>, ManualC
   circuitState: CircuitState = 'closed';
   lastHandledOutcome: Outcome<unknown> | undefined;
 
-  private readonly policy: CircuitPolicy;
-  private readonly store: CircuitBreakerStateStore;
+  /** @internal The rules the store applies (read by state inspection). */
+  readonly policy: CircuitPolicy;
+  /** @internal Where the circuit lives (read by state inspection). */
+  readonly store: CircuitBreakerStateStore;
   private readonly time: TimeProvider;
   private readonly telemetry: StrategyTelemetry;
   private readonly shouldHandle: NonNullable<CircuitBreakerStrategyOptions<T>['shouldHandle']>;
@@ -105,7 +107,8 @@ export class CircuitBreakerStrategy<T> implements ResilienceStrategy<T>, ManualC
   private disposed = false;
 
   constructor(
-    private readonly options: CircuitBreakerStrategyOptions<T>,
+    /** @internal */
+    readonly options: CircuitBreakerStrategyOptions<T>,
     context: StrategyBuilderContext,
   ) {
     this.policy = toCircuitPolicy(options);
@@ -276,6 +279,12 @@ export class CircuitBreakerStrategy<T> implements ResilienceStrategy<T>, ManualC
           : `The circuit "${this.circuitKey}" is open; it admits calls again in ${retryAfter} ms.`,
         { retryAfter, cause: this.openingFailure, source: this.source },
       );
+    }
+    if (this.telemetry.enabled) {
+      this.telemetry.report('OnCircuitRejected', 'debug', context, {
+        state: decision.state === 'closed' ? 'open' : decision.state,
+        retryAfter: (error as { retryAfter?: number }).retryAfter,
+      });
     }
     // Rejecting once the caller has attached its handler avoids Node's unhandled-rejection bookkeeping,
     // which costs more than the whole rest of a rejection.

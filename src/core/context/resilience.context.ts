@@ -102,6 +102,18 @@ export class ResilienceContext {
   }
 
   /**
+   * Runs every later attempt of the current call's callback inside `around` (which must call `run` and
+   * return what it returns). A tracing listener uses it to make its span the active one while the
+   * user's code runs; the pipeline restores the plain callback when the call ends. A no-op outside a
+   * pipeline execution.
+   */
+  wrapCallback(around: (run: () => unknown) => unknown): void {
+    const callback = this._callback;
+    if (callback === undefined) return;
+    this._callback = (context, state) => around(() => callback(context, state));
+  }
+
+  /**
    * `fork` with an engine scope (a timeout's or a hedged attempt's).
    *
    * @internal

@@ -28,7 +28,7 @@ import { timeoutRegistration } from '../timeout/timeout.registration.js';
 import type { TimeoutStrategyOptions } from '../timeout/timeout.options.js';
 import { ResilienceValidationError } from '../resilience.errors.js';
 import { OptionsValidator } from '../utils/options.validation.js';
-import { ResiliencePipeline } from './resilience.pipeline.js';
+import { ResiliencePipeline, type ResilienceStrategyDescription } from './resilience.pipeline.js';
 import { RULES } from '../resilience.messages.js';
 
 /** @publicApi */
@@ -275,12 +275,15 @@ export class ResiliencePipelineBuilder<T = unknown> {
       strategyType,
     });
     const strategies: ResilienceStrategy<unknown>[] = [];
+    const descriptions: ResilienceStrategyDescription[] = [];
     for (const entry of this.entries) {
       if ('pipeline' in entry) {
         strategies.push(...(entry.pipeline._components?.strategies ?? []));
+        descriptions.push(...entry.pipeline.describe());
         continue;
       }
       const name = (entry.options as { name?: string }).name;
+      descriptions.push({ type: entry.type, name });
       strategies.push(
         entry.create(entry.options, {
           timeProvider,
@@ -293,6 +296,7 @@ export class ResiliencePipelineBuilder<T = unknown> {
     }
     return new ResiliencePipeline<T>({
       strategies,
+      descriptions,
       timeProvider,
       telemetry: new StrategyTelemetry(source('pipeline'), listeners),
     });

@@ -13,8 +13,18 @@ import type { ResilienceStrategy, StrategyNext } from '../resilience-strategy.in
 /** @internal */
 export interface PipelineComponents {
   readonly strategies: readonly ResilienceStrategy<unknown>[];
+  /** What each of `strategies` is, in the same order. */
+  readonly descriptions: readonly ResilienceStrategyDescription[];
   readonly telemetry: StrategyTelemetry;
   readonly timeProvider: TimeProvider;
+}
+
+/** One strategy of a pipeline, as telemetry names it. */
+export interface ResilienceStrategyDescription {
+  /** The kind of strategy, e.g. `retry` or `circuit-breaker` (`custom` for a strategy added without a type). */
+  readonly type: string;
+  /** The strategy's `name` option, when it was given one. */
+  readonly name: string | undefined;
 }
 
 /**
@@ -75,6 +85,11 @@ export class ResiliencePipeline<T = unknown> {
       // Only a faulty custom strategy throws synchronously; callers still get a rejection.
       return Promise.reject(error);
     }
+  }
+
+  /** The strategies of this pipeline, outermost first (those of a nested pipeline in its place). */
+  describe(): readonly ResilienceStrategyDescription[] {
+    return this._components?.descriptions ?? [];
   }
 
   /** Like `execute`, but returns the final outcome instead of throwing. Never rejects. */

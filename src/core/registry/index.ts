@@ -20,3 +20,4 @@ export {
   type ConfigurePipeline,
   type ResiliencePipelineRegistryOptions,
 } from './resilience-pipeline.registry.js';
+export type { CircuitInfo, LimiterInfo } from './registry.inspection.js';

@@ -10,7 +10,7 @@ import type { OutcomePredicate } from '../outcome.predicates.js';
 import type { RateLimiter } from '../rate-limiter/rate-limiter.model.js';
 import { limiterFromOptions, type RateLimiterStrategyOptions } from '../rate-limiter/rate-limiter.options.js';
 import { ResiliencePipelineBuilder } from '../pipeline/resilience-pipeline.builder.js';
-import { ResiliencePipeline } from '../pipeline/resilience.pipeline.js';
+import { ResiliencePipeline, type ResilienceStrategyDescription } from '../pipeline/resilience.pipeline.js';
 import { SHARED_LIMITER_SERVICE } from '../rate-limiter/rate-limiter.registration.js';
 import type { StrategyConfigEnvironment, StrategyServiceKey } from '../resilience-strategy.interface.js';
 import { ResilienceValidationError, UnknownPipelineError } from '../resilience.errors.js';
@@ -21,6 +21,15 @@ import { applyPipelineConfig } from './pipeline-config.builder.js';
 import type { PipelineConfig } from './pipeline-config.model.js';
 import { PredicateRegistry } from './predicate.registry.js';
 import { RULES } from '../resilience.messages.js';
+import {
+  describeLimiters,
+  findBreakers,
+  readCircuit,
+  type CircuitInfo,
+  type InspectedLimiter,
+  type InspectedPipeline,
+  type LimiterInfo,
+} from './registry.inspection.js';
 
 /** @publicApi */
 export interface ResiliencePipelineRegistryOptions {
@@ -63,6 +72,10 @@ class RegisteredPipeline<T> extends ResiliencePipeline<T> {
   override dispose(): Promise<void> {
     return this.current.dispose();
   }
+
+  override describe(): readonly ResilienceStrategyDescription[] {
+    return this.current.describe();
+  }
 }
 
 interface Entry {
@@ -92,6 +105,13 @@ export class ResiliencePipelineRegistry {
   private readonly controls = new Map<string, CircuitBreakerManualControl>();
   /** Limiters shared per pipeline name, key and section. */
   private readonly limiters = new Map<string, RateLimiter>();
+  /** What the shared limiters were made from, for `limiterStatistics()`. */
+  private readonly limiterSources = new Map<RateLimiter, InspectedLimiter>();
+  /**
+   * Pipelines built from `createBuilder` by other code (decorated methods), for `circuits()`. Held weakly:
+   * a pipeline nobody keeps is not kept alive by being inspectable.
+   */
+  private external: { name: string; key: string | undefined; ref: WeakRef<ResiliencePipeline<unknown>> }[] = [];
   private disposed = false;
 
   constructor(private readonly options: ResiliencePipelineRegistryOptions = {}) {
@@ -217,8 +237,48 @@ export class ResiliencePipelineRegistry {
         limiter = limiterFromOptions(options, this.timeProvider);
       }
       this.limiters.set(id, limiter);
+      this.limiterSources.set(limiter, { name, key, section, options, limiter });
     }
     return limiter;
+  }
+
+  /**
+   * Every circuit of the registry's pipelines (and of decorated methods), read from the state store: on
+   * a shared store (Redis) this is the fleet's view. One entry per circuit, however many pipelines
+   * share it.
+   */
+  async circuits(): Promise<CircuitInfo[]> {
+    const now = this.timeProvider.now();
+    return Promise.all(findBreakers(this.inspectedPipelines()).map((ref) => readCircuit(ref, now)));
+  }
+
+  /**
+   * The circuit of the named pipeline (and instance `key`), or undefined if it has no circuit breaker
+   * or that instance was never used.
+   */
+  async circuitState(name: string, key?: string): Promise<CircuitInfo | undefined> {
+    const matching = [...this.inspectedPipelines()].filter((p) => p.name === name && p.key === key);
+    const [ref] = findBreakers(matching);
+    return ref ? readCircuit(ref, this.timeProvider.now()) : undefined;
+  }
+
+  /**
+   * Isolates the circuits of the named pipeline (or decorated method) by hand: with `key`, only that
+   * instance's; without, every instance's, and instances built later start isolated. Returns how many
+   * circuits it drove (0: the name has no circuit breaker).
+   */
+  async isolateCircuit(name: string, key?: string): Promise<number> {
+    return this.driveCircuits(name, key, 'isolate');
+  }
+
+  /** Closes (and resets) what `isolateCircuit` isolated, or an open circuit. Returns how many it drove. */
+  async closeCircuit(name: string, key?: string): Promise<number> {
+    return this.driveCircuits(name, key, 'close');
+  }
+
+  /** Permits in use and queue lengths of every limiter of the registry's pipelines. */
+  limiterStatistics(): LimiterInfo[] {
+    return describeLimiters(this.limiterSources.values(), this.inspectedPipelines());
   }
 
   /** Registers a predicate that configuration can name. */
@@ -236,6 +296,8 @@ export class ResiliencePipelineRegistry {
     await Promise.all(all.map((p) => p.dispose()));
     for (const limiter of this.limiters.values()) limiter.dispose();
     this.limiters.clear();
+    this.limiterSources.clear();
+    this.external.length = 0;
   }
 
   /**
@@ -260,8 +322,45 @@ export class ResiliencePipelineRegistry {
     );
   }
 
-  /** A builder with the registry's clock, telemetry and naming. */
+  /**
+   * A builder with the registry's clock, telemetry and naming. The pipeline it builds is known to
+   * `circuits()` and `limiterStatistics()` under `name`.
+   */
   createBuilder<T>(name: string, key?: string, validationPath?: string): ResiliencePipelineBuilder<T> {
+    const builder = this.newBuilder<T>(name, key, validationPath);
+    const build = builder.build.bind(builder);
+    builder.build = () => {
+      const pipeline = build();
+      if (!this.disposed) {
+        if (this.external.length >= 1_024) this.external = this.external.filter((e) => e.ref.deref() !== undefined);
+        this.external.push({ name, key, ref: new WeakRef<ResiliencePipeline<unknown>>(pipeline) });
+      }
+      return pipeline;
+    };
+    return builder;
+  }
+
+  private async driveCircuits(name: string, key: string | undefined, action: 'isolate' | 'close'): Promise<number> {
+    const matching = [...this.inspectedPipelines()].filter(
+      (p) => p.name === name && (key === undefined || p.key === key),
+    );
+    const breakers = findBreakers(matching);
+    if (key === undefined && this.entries.has(name)) await this.circuitControl(name)[action]();
+    await Promise.all(breakers.map((ref) => ref.breaker[action]()));
+    return breakers.length;
+  }
+
+  private *inspectedPipelines(): Iterable<InspectedPipeline> {
+    for (const [name, entry] of this.entries) {
+      for (const [key, handle] of entry.instances) yield { name, key: key || undefined, pipeline: handle.current };
+    }
+    for (const { name, key, ref } of this.external) {
+      const pipeline = ref.deref();
+      if (pipeline) yield { name, key, pipeline };
+    }
+  }
+
+  private newBuilder<T>(name: string, key?: string, validationPath?: string): ResiliencePipelineBuilder<T> {
     return new ResiliencePipelineBuilder<T>({
       name,
       instanceName: key,
@@ -303,7 +402,7 @@ export class ResiliencePipelineRegistry {
       v.throwIfInvalid(`Invalid configuration for pipeline "${name}"`);
       return pipeline!;
     }
-    const builder = this.createBuilder<unknown>(name, key);
+    const builder = this.newBuilder<unknown>(name, key);
     entry.configure!(builder, { name, key });
     return builder.build();
   }
@@ -315,7 +414,7 @@ export class ResiliencePipelineRegistry {
     v: OptionsValidator,
   ): ResiliencePipeline<unknown> | undefined {
     const path = `pipelines.${name}`;
-    const builder = this.createBuilder<unknown>(name, key, path);
+    const builder = this.newBuilder<unknown>(name, key, path);
     const configIssues = new OptionsValidator(path);
     applyPipelineConfig(
       builder,

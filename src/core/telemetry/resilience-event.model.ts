@@ -86,6 +86,8 @@ export interface ResilienceEventMap {
   OnCircuitOpened: CircuitOpenedEventArguments;
   OnCircuitClosed: CircuitClosedEventArguments;
   OnCircuitHalfOpened: Record<string, never>;
+  /** A call the circuit did not admit (open, isolated, or half-open with its probes taken). */
+  OnCircuitRejected: { readonly state: 'open' | 'half-open' | 'isolated'; readonly retryAfter: number | undefined };
   OnRateLimiterRejected: { readonly retryAfter: number | undefined };
   OnHedging: { readonly attemptNumber: number };
   OnChaosInjected: { readonly kind: 'fault' | 'latency' | 'outcome' | 'behavior' };

@@ -41,6 +41,11 @@ export class ConcurrencyLimiter implements RateLimiter {
     this.queueLimit = options.queueLimit ?? 0;
   }
 
+  /** Calls that may run at once. */
+  get permitLimit(): number {
+    return this.options.permitLimit;
+  }
+
   /** Permits not in use. */
   get availablePermits(): number {
     return this.available;

@@ -1,0 +1,234 @@
+import { CircuitBreakerStrategy } from '../circuit-breaker/circuit-breaker.strategy.js';
+import type {
+  CircuitBreakerKind,
+  CircuitPolicy,
+  CircuitSnapshot,
+  CircuitState,
+} from '../circuit-breaker/circuit-state.model.js';
+import type { ResiliencePipeline } from '../pipeline/resilience.pipeline.js';
+import { ConcurrencyLimiter } from '../rate-limiter/limiters/concurrency.limiter.js';
+import type { RateLimiter } from '../rate-limiter/rate-limiter.model.js';
+import type { RateLimiterStrategyOptions } from '../rate-limiter/rate-limiter.options.js';
+import { RateLimiterStrategy } from '../rate-limiter/rate-limiter.strategy.js';
+
+/**
+ * One circuit as its store holds it now: who owns it, its state, the figures of its window and when it
+ * admits calls again. Read through `ResiliencePipelineRegistry.circuits()` / `circuitState()`.
+ *
+ * @publicApi
+ */
+export interface CircuitInfo {
+  /** The pipeline (or decorated method, `Class.method`) the breaker belongs to. */
+  readonly pipelineName: string;
+  /** The pipeline's instance key, when it has one. */
+  readonly instanceKey: string | undefined;
+  /** The breaker's `name` option, when set. */
+  readonly strategyName: string | undefined;
+  /** The circuit's key in its store (shared by every breaker that drives the same circuit). */
+  readonly circuitKey: string;
+  readonly kind: CircuitBreakerKind;
+  readonly state: CircuitState;
+  /** Calls measured in the window (since the last success for `consecutive`). */
+  readonly throughput: number;
+  /** Failed (or slow) calls among them. */
+  readonly failures: number;
+  /** `failures / throughput`; 0 when nothing was measured. */
+  readonly failureRatio: number;
+  /** What opens the circuit: failures in a row (`consecutive`) or the failure ratio (the other kinds). */
+  readonly threshold: number;
+  /** When open: milliseconds until a probe is admitted (0 once it is due). Otherwise undefined. */
+  readonly retryAfter: number | undefined;
+  /** The length of the last (or current) break, in milliseconds. */
+  readonly breakDuration: number;
+  /** When the circuit last changed state (the pipeline clock's milliseconds; 0 if it never did). */
+  readonly lastTransitionAt: number;
+  /** True when the figures come from this process because the shared store could not be read. */
+  readonly stale: boolean;
+}
+
+/** One limiter of a named pipeline, as it is now. @publicApi */
+export interface LimiterInfo {
+  readonly pipelineName: string;
+  readonly instanceKey: string | undefined;
+  /** `rateLimiter` or `concurrencyLimiter` (the configuration section), or `strategy` for one added by code. */
+  readonly section: 'rateLimiter' | 'concurrencyLimiter' | 'strategy';
+  /** The limit's kind (`concurrency`, `token-bucket`, `fixed-window`, `sliding-window`) or `custom`. */
+  readonly kind: string;
+  /** Permits (or tokens) per window, or calls at once for `concurrency`. */
+  readonly permitLimit: number | undefined;
+  /** Concurrency: calls running now. Token bucket: tokens taken from a full bucket. */
+  readonly permitsInUse: number | undefined;
+  /** Callers waiting for a permit. */
+  readonly queueLength: number;
+  readonly queueLimit: number | undefined;
+  /** Partitioned limiters: partitions alive now. */
+  readonly partitions: number | undefined;
+  /** Distributed (shared through a store): the figures above are this process's view only. */
+  readonly distributed: boolean;
+}
+
+/** A pipeline instance the registry knows, with its owner. @internal */
+export interface InspectedPipeline {
+  readonly name: string;
+  readonly key: string | undefined;
+  readonly pipeline: ResiliencePipeline<unknown>;
+}
+
+/** A limiter the registry shares, with the options it was made from. @internal */
+export interface InspectedLimiter {
+  readonly name: string;
+  readonly key: string | undefined;
+  readonly section: 'rateLimiter' | 'concurrencyLimiter';
+  readonly options: RateLimiterStrategyOptions;
+  readonly limiter: RateLimiter;
+}
+
+interface BreakerRef {
+  readonly name: string;
+  readonly key: string | undefined;
+  readonly breaker: CircuitBreakerStrategy<unknown>;
+}
+
+/** The circuit breakers of the given pipelines, one per circuit key and store (the first owner wins). @internal */
+export function findBreakers(pipelines: Iterable<InspectedPipeline>): BreakerRef[] {
+  const seen = new Map<unknown, Set<string>>();
+  const found: BreakerRef[] = [];
+  for (const { name, key, pipeline } of pipelines) {
+    for (const strategy of pipeline._components?.strategies ?? []) {
+      if (!(strategy instanceof CircuitBreakerStrategy)) continue;
+      const breaker = strategy as CircuitBreakerStrategy<unknown>;
+      let keys = seen.get(breaker.store);
+      if (!keys) seen.set(breaker.store, (keys = new Set()));
+      if (keys.has(breaker.circuitKey)) continue;
+      keys.add(breaker.circuitKey);
+      found.push({ name, key, breaker });
+    }
+  }
+  return found;
+}
+
+/** Reads one breaker's circuit from its store; falls back to what this process saw if the store fails. @internal */
+export async function readCircuit(ref: BreakerRef, now: number): Promise<CircuitInfo> {
+  const { breaker } = ref;
+  let snapshot: CircuitSnapshot | undefined;
+  try {
+    snapshot = await breaker.store.exportSnapshot(breaker.circuitKey, breaker.policy);
+  } catch {
+    snapshot = undefined;
+  }
+  return toCircuitInfo(ref, breaker.policy, snapshot, now);
+}
+
+function toCircuitInfo(
+  ref: BreakerRef,
+  policy: CircuitPolicy,
+  snapshot: CircuitSnapshot | undefined,
+  now: number,
+): CircuitInfo {
+  const { breaker } = ref;
+  const state = snapshot?.state ?? breaker.circuitState;
+  const { throughput, failures } = snapshot ? windowFigures(snapshot, policy, now) : { throughput: 0, failures: 0 };
+  return {
+    pipelineName: ref.name,
+    instanceKey: ref.key,
+    strategyName: breaker.options.name,
+    circuitKey: breaker.circuitKey,
+    kind: policy.kind,
+    state,
+    throughput,
+    failures,
+    failureRatio: throughput === 0 ? 0 : failures / throughput,
+    threshold: policy.kind === 'consecutive' ? policy.failureThreshold : policy.failureRatio,
+    retryAfter: state === 'open' && snapshot ? Math.max(0, snapshot.blockedUntil - now) : undefined,
+    breakDuration: snapshot?.lastBreakDuration ?? 0,
+    lastTransitionAt: snapshot?.lastTransitionAt ?? 0,
+    stale: snapshot === undefined,
+  };
+}
+
+function windowFigures(
+  snapshot: CircuitSnapshot,
+  policy: CircuitPolicy,
+  now: number,
+): { throughput: number; failures: number } {
+  const metrics = snapshot.metrics;
+  switch (metrics.kind) {
+    case 'consecutive':
+      return { throughput: metrics.consecutiveFailures, failures: metrics.consecutiveFailures };
+    case 'count-window': {
+      let failures = 0;
+      for (const c of metrics.outcomes) if (c === '1') failures++;
+      return { throughput: metrics.outcomes.length, failures };
+    }
+    case 'time-window':
+    case 'slow-call': {
+      let throughput = 0;
+      let failures = 0;
+      for (const [startedAt, s, f] of metrics.windows) {
+        if (now - startedAt >= policy.samplingDuration) continue; // expired, dropped at the next call
+        throughput += s + f;
+        failures += f;
+      }
+      return { throughput, failures };
+    }
+  }
+}
+
+/** Figures of the registry's shared limiters and of limiter strategies added by code. @internal */
+export function describeLimiters(
+  shared: Iterable<InspectedLimiter>,
+  pipelines: Iterable<InspectedPipeline>,
+): LimiterInfo[] {
+  const described = new Set<RateLimiter>();
+  const result: LimiterInfo[] = [];
+  for (const s of shared) {
+    described.add(s.limiter);
+    result.push(describeLimiter(s.name, s.key, s.section, s.limiter, s.options));
+  }
+  for (const { name, key, pipeline } of pipelines) {
+    for (const strategy of pipeline._components?.strategies ?? []) {
+      if (!(strategy instanceof RateLimiterStrategy)) continue;
+      const limiter = (strategy as RateLimiterStrategy<unknown>).limiter;
+      if (described.has(limiter)) continue;
+      described.add(limiter);
+      result.push(describeLimiter(name, key, 'strategy', limiter, undefined));
+    }
+  }
+  return result;
+}
+
+function describeLimiter(
+  name: string,
+  key: string | undefined,
+  section: LimiterInfo['section'],
+  limiter: RateLimiter,
+  options: RateLimiterStrategyOptions | undefined,
+): LimiterInfo {
+  const view = limiter as Partial<{
+    readonly queuedCount: number;
+    readonly availableTokens: number;
+    readonly partitionCount: number;
+  }>;
+  let kind: string = options?.kind ?? (options?.limits ? 'chained' : 'custom');
+  let permitLimit = options?.kind === 'token-bucket' ? options.tokenLimit : options?.permitLimit;
+  let permitsInUse: number | undefined;
+  if (limiter instanceof ConcurrencyLimiter) {
+    kind = 'concurrency';
+    permitLimit = limiter.permitLimit;
+    permitsInUse = limiter.permitLimit - limiter.availablePermits;
+  } else if (typeof view.availableTokens === 'number' && permitLimit !== undefined) {
+    permitsInUse = Math.max(0, permitLimit - view.availableTokens);
+  }
+  return {
+    pipelineName: name,
+    instanceKey: key,
+    section,
+    kind,
+    permitLimit,
+    permitsInUse,
+    queueLength: typeof view.queuedCount === 'number' ? view.queuedCount : 0,
+    queueLimit: options?.queueLimit,
+    partitions: typeof view.partitionCount === 'number' ? view.partitionCount : undefined,
+    distributed: options?.distributed === true,
+  };
+}

@@ -1,0 +1,8 @@
+export {
+  DEFAULT_RESILIENCE_LOG_LEVELS,
+  ResilienceLoggerListener,
+  type ResilienceLogLevel,
+  type ResilienceLoggingOptions,
+} from './resilience-logger.listener.js';
+export type { RegistryAwareTelemetryListener } from './telemetry-listeners.factory.js';
+export type { ResilienceEventSummary } from './telemetry-event.summary.js';

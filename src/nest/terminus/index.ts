@@ -1,0 +1,7 @@
+export {
+  ResilienceHealthIndicator,
+  ResilienceHealthModule,
+  RESILIENCE_HEALTH_OPTIONS,
+  type CircuitHealthRule,
+  type ResilienceHealthOptions,
+} from './resilience.health.js';

@@ -1,0 +1,6 @@
+export {
+  OpenTelemetryListener,
+  RESILIENCE_METRICS,
+  type OpenTelemetryListenerOptions,
+  type ResilienceMetricProducer,
+} from './opentelemetry.listener.js';

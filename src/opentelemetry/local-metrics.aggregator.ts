@@ -1,0 +1,228 @@
+import { ValueType, type Attributes, type HrTime } from '@opentelemetry/api';
+
+/** The SDK's default explicit bucket boundaries, in milliseconds. @internal */
+export const DEFAULT_DURATION_BOUNDARIES: readonly number[] = [
+  0, 5, 10, 25, 50, 75, 100, 250, 500, 750, 1_000, 2_500, 5_000, 7_500, 10_000,
+];
+
+/** Data shapes of `@opentelemetry/sdk-metrics` (`MetricProducer.collect()`), declared here so the API alone suffices. */
+interface DataPoint<T> {
+  readonly startTime: HrTime;
+  readonly endTime: HrTime;
+  readonly attributes: Attributes;
+  readonly value: T;
+}
+interface HistogramValue {
+  buckets: { boundaries: number[]; counts: number[] };
+  sum: number;
+  count: number;
+  min: number;
+  max: number;
+}
+/** A metric as `@opentelemetry/sdk-metrics` exports it. @internal */
+export interface ProducedMetric {
+  readonly descriptor: { name: string; description: string; unit: string; valueType: ValueType };
+  /** `AggregationTemporality.CUMULATIVE`. */
+  readonly aggregationTemporality: 1;
+  /** `DataPointType`: 0 histogram, 2 gauge, 3 sum. */
+  readonly dataPointType: 0 | 2 | 3;
+  readonly dataPoints: DataPoint<number | HistogramValue>[];
+  readonly isMonotonic?: boolean;
+}
+
+const CUMULATIVE = 1 as const;
+const HISTOGRAM = 0 as const;
+const SUM = 3 as const;
+
+function hrTime(ms: number): HrTime {
+  const seconds = Math.floor(ms / 1000);
+  return [seconds, Math.round((ms - seconds * 1000) * 1e6)];
+}
+
+class CounterSeries {
+  value = 0;
+  constructor(readonly attributes: Attributes) {}
+}
+
+class HistogramSeries {
+  readonly counts: number[];
+  sum = 0;
+  count = 0;
+  min = Infinity;
+  max = -Infinity;
+  constructor(
+    readonly attributes: Attributes,
+    private readonly boundaries: readonly number[],
+  ) {
+    this.counts = new Array<number>(boundaries.length + 1).fill(0);
+  }
+
+  record(value: number): void {
+    const b = this.boundaries;
+    let i = 0;
+    while (i < b.length && value > b[i]) i++; // buckets are (b[i-1], b[i]], as the SDK's
+    this.counts[i]++;
+    this.sum += value;
+    this.count++;
+    if (value < this.min) this.min = value;
+    if (value > this.max) this.max = value;
+  }
+}
+
+/** The series of one source, with the last one used (a hot loop hits the same series again and again). */
+class SourceSeries<S> {
+  readonly byKey = new Map<string, S>();
+  last: S | undefined;
+  k1: unknown;
+  k2: unknown;
+  k3: unknown;
+  k4: unknown;
+}
+
+/**
+ * Counters and explicit-bucket histograms kept in this process and handed to the SDK at collection time
+ * (as a `MetricProducer`): a measurement costs a map lookup instead of the SDK's attribute hashing.
+ * Series are keyed by the event's source object plus a short string, so the tags are built once per series.
+ *
+ * @internal
+ */
+export class LocalMetrics {
+  private readonly counters = new Map<object, SourceSeries<CounterSeries>>();
+  private readonly attempts = new Map<object, SourceSeries<HistogramSeries>>();
+  private readonly pipelines = new Map<object, SourceSeries<HistogramSeries>>();
+  private readonly newCounter = (a: Attributes) => new CounterSeries(a);
+  private readonly newHistogram = (a: Attributes) => new HistogramSeries(a, this.boundaries);
+  private readonly startTime: HrTime;
+  private seriesCount = 0;
+
+  constructor(
+    private readonly boundaries: readonly number[] = DEFAULT_DURATION_BOUNDARIES,
+    private readonly seriesLimit = 2_000,
+    now = Date.now(),
+  ) {
+    this.startTime = hrTime(now);
+  }
+
+  /** Counts one event of `source`; the series is told apart by up to four values (name, severity, …). */
+  count<A>(
+    source: object,
+    k1: unknown,
+    k2: unknown,
+    k3: unknown,
+    k4: unknown,
+    tags: (arg: A) => Attributes,
+    arg: A,
+  ): void {
+    const series = this.series(this.counters, source, k1, k2, k3, k4, this.newCounter, tags, arg);
+    if (series) series.value++;
+  }
+
+  attempt<A>(
+    source: object,
+    k1: unknown,
+    k2: unknown,
+    k3: unknown,
+    k4: unknown,
+    tags: (arg: A) => Attributes,
+    arg: A,
+    duration: number,
+  ): void {
+    this.series(this.attempts, source, k1, k2, k3, k4, this.newHistogram, tags, arg)?.record(duration);
+  }
+
+  pipeline<A>(source: object, k1: unknown, k2: unknown, tags: (arg: A) => Attributes, arg: A, duration: number): void {
+    this.series(this.pipelines, source, k1, k2, undefined, undefined, this.newHistogram, tags, arg)?.record(duration);
+  }
+
+  collect(names: { events: string; attempts: string; pipelines: string }, now = Date.now()): ProducedMetric[] {
+    const endTime = hrTime(now);
+    const metrics: ProducedMetric[] = [];
+    const counters = [...this.counters.values()].flatMap((m) => [...m.byKey.values()]);
+    if (counters.length) {
+      metrics.push({
+        descriptor: {
+          name: names.events,
+          description: 'Emitted upon the occurrence of a resilience event.',
+          unit: '{event}',
+          valueType: ValueType.INT,
+        },
+        aggregationTemporality: CUMULATIVE,
+        dataPointType: SUM,
+        isMonotonic: true,
+        dataPoints: counters.map((s) => ({
+          startTime: this.startTime,
+          endTime,
+          attributes: s.attributes,
+          value: s.value,
+        })),
+      });
+    }
+    const histogram = (name: string, description: string, series: Map<object, SourceSeries<HistogramSeries>>): void => {
+      const all = [...series.values()].flatMap((m) => [...m.byKey.values()]);
+      if (!all.length) return;
+      metrics.push({
+        descriptor: { name, description, unit: 'ms', valueType: ValueType.DOUBLE },
+        aggregationTemporality: CUMULATIVE,
+        dataPointType: HISTOGRAM,
+        dataPoints: all.map((s) => ({
+          startTime: this.startTime,
+          endTime,
+          attributes: s.attributes,
+          value: {
+            buckets: { boundaries: [...this.boundaries], counts: [...s.counts] },
+            sum: s.sum,
+            count: s.count,
+            min: s.min,
+            max: s.max,
+          },
+        })),
+      });
+    };
+    histogram(
+      names.attempts,
+      'Tracks the duration of execution attempts, produced by Retry and Hedging resilience strategies.',
+      this.attempts,
+    );
+    histogram(names.pipelines, 'Measures the duration of resilience pipelines.', this.pipelines);
+    return metrics;
+  }
+
+  private series<S, A>(
+    all: Map<object, SourceSeries<S>>,
+    source: object,
+    k1: unknown,
+    k2: unknown,
+    k3: unknown,
+    k4: unknown,
+    create: (attributes: Attributes) => S,
+    tags: (arg: A) => Attributes,
+    arg: A,
+  ): S | undefined {
+    let bySource = all.get(source);
+    if (!bySource) all.set(source, (bySource = new SourceSeries<S>()));
+    if (
+      bySource.last !== undefined &&
+      bySource.k1 === k1 &&
+      bySource.k2 === k2 &&
+      bySource.k3 === k3 &&
+      bySource.k4 === k4
+    ) {
+      return bySource.last;
+    }
+    const key = `${String(k1)}\u0000${String(k2)}\u0000${String(k3)}\u0000${String(k4)}`;
+    let series = bySource.byKey.get(key);
+    if (!series) {
+      // Unbounded operation keys or instance names must not grow memory without limit.
+      if (this.seriesCount >= this.seriesLimit) return undefined;
+      this.seriesCount++;
+      series = create(tags(arg));
+      bySource.byKey.set(key, series);
+    }
+    bySource.last = series;
+    bySource.k1 = k1;
+    bySource.k2 = k2;
+    bySource.k3 = k3;
+    bySource.k4 = k4;
+    return series;
+  }
+}

@@ -1,0 +1,389 @@
+import {
+  context as otelContext,
+  metrics,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  ValueType,
+  type Attributes,
+  type BatchObservableResult,
+  type Context,
+  type Counter,
+  type Histogram,
+  type Meter,
+  type MeterProvider,
+  type ObservableGauge,
+  type Span,
+  type Tracer,
+  type TracerProvider,
+} from '@opentelemetry/api';
+import {
+  ResiliencePropertyKey,
+  type CircuitState,
+  type ResilienceContext,
+  type ResilienceEvent,
+  type ResilienceEventSeverity,
+  type ResiliencePipelineRegistry,
+  type TelemetryListener,
+} from '../core/index.js';
+import { errorType } from '../core/telemetry/outcome-description.util.js';
+import { LocalMetrics, type ProducedMetric } from './local-metrics.aggregator.js';
+
+/** Instrument names, as Polly v8 (`Polly.Extensions`) reports them. @publicApi */
+export const RESILIENCE_METRICS = {
+  strategyEvents: 'resilience.polly.strategy.events',
+  attemptDuration: 'resilience.polly.strategy.attempt.duration',
+  pipelineDuration: 'resilience.polly.pipeline.duration',
+  /** Not in Polly: 1 for each circuit's current state, 0 for the others (as resilience4j does). */
+  circuitState: 'resilience.circuit_breaker.state',
+} as const;
+
+/** @publicApi */
+export interface OpenTelemetryListenerOptions {
+  /** Default: the global meter provider (a no-op until an SDK registers one). */
+  meterProvider?: MeterProvider;
+  /** Default: the global tracer provider (a no-op until an SDK registers one). */
+  tracerProvider?: TracerProvider;
+  /** Record metrics. Default true. */
+  metrics?: boolean;
+  /** Record a span per pipeline execution. Default true. */
+  traces?: boolean;
+  /** The meter's and tracer's name. Default `nest-resilience`. */
+  name?: string;
+  /**
+   * How metrics reach the SDK. `instruments` (default): through the API's instruments of the meter
+   * provider — nothing to wire, but the SDK hashes the tags of every measurement (about 1 µs each here).
+   * `producer`: aggregated in this process and handed over at collection time by `metricProducer`, which
+   * you give your reader (`new PeriodicExportingMetricReader({ exporter, metricProducers: [listener.metricProducer] })`);
+   * a measurement then costs a map lookup. Same names, tags and (cumulative) data either way.
+   */
+  metricsExport?: 'instruments' | 'producer';
+  /** `producer` mode: the histograms' bucket boundaries, in ms. Default: the SDK's defaults. */
+  histogramBoundaries?: readonly number[];
+}
+
+/**
+ * What `metricProducer` gives a `MetricReader` of `@opentelemetry/sdk-metrics` (its `MetricProducer`);
+ * the SDK keeps its own resource.
+ *
+ * @publicApi
+ */
+export interface ResilienceMetricProducer {
+  collect(options?: { timeoutMillis?: number }): Promise<{
+    resourceMetrics: { resource: never; scopeMetrics: { scope: { name: string }; metrics: never[] }[] };
+    errors: unknown[];
+  }>;
+}
+
+const SEVERITY: Record<ResilienceEventSeverity, string> = {
+  debug: 'Debug',
+  information: 'Information',
+  warning: 'Warning',
+  error: 'Error',
+  critical: 'Critical',
+};
+
+const CIRCUIT_STATES: readonly CircuitState[] = ['closed', 'open', 'half-open', 'isolated'];
+
+interface SpanFrame {
+  readonly span: Span;
+  readonly parent: SpanFrame | undefined;
+}
+
+/** Where a pipeline execution keeps its span; forked contexts (hedged attempts) carry it too. */
+const SPAN_FRAME = new ResiliencePropertyKey<SpanFrame>('nest-resilience.opentelemetry.span');
+
+/**
+ * Turns resilience events into OpenTelemetry metrics and traces through `@opentelemetry/api`:
+ *
+ * - metrics under Polly's names and tags (`resilience.polly.strategy.events`,
+ *   `resilience.polly.strategy.attempt.duration`, `resilience.polly.pipeline.duration`; tags
+ *   `pipeline.name`, `pipeline.instance`, `strategy.name`, `operation.key`, `event.name`,
+ *   `event.severity`, `exception.type`, `attempt.number`, `attempt.handled`), plus a gauge of each
+ *   circuit's state once `attachRegistry` is called (the Nest module does);
+ * - a span per pipeline execution, child of the active span, active itself while the callback runs, with
+ *   a span event per attempt, retry, hedge, rejection, timeout and circuit state change, and the
+ *   failure recorded as an exception.
+ *
+ * Without an OpenTelemetry SDK every call is a no-op.
+ *
+ * @publicApi
+ */
+export class OpenTelemetryListener implements TelemetryListener {
+  private readonly meter: Meter | undefined;
+  private readonly tracer: Tracer | undefined;
+  private readonly events: Counter | undefined;
+  private readonly attemptDuration: Histogram | undefined;
+  private readonly pipelineDuration: Histogram | undefined;
+  private gauge: ObservableGauge | undefined;
+  private readonly registries = new Set<ResiliencePipelineRegistry>();
+  private readonly local: LocalMetrics | undefined;
+  private readonly scopeName: string;
+  /** `metricsExport: 'producer'`: give it to your `MetricReader` (`metricProducers: [...]`). */
+  readonly metricProducer: ResilienceMetricProducer;
+
+  constructor(options: OpenTelemetryListenerOptions = {}) {
+    const name = options.name ?? 'nest-resilience';
+    this.scopeName = name;
+    this.metricProducer = { collect: () => this.produce() as never };
+    if (options.metrics !== false && options.metricsExport === 'producer') {
+      this.local = new LocalMetrics(options.histogramBoundaries);
+    } else if (options.metrics !== false) {
+      const meter = (options.meterProvider ?? metrics.getMeterProvider()).getMeter(name);
+      this.meter = meter;
+      this.events = meter.createCounter(RESILIENCE_METRICS.strategyEvents, {
+        unit: '{event}',
+        description: 'Emitted upon the occurrence of a resilience event.',
+      });
+      this.attemptDuration = meter.createHistogram(RESILIENCE_METRICS.attemptDuration, {
+        unit: 'ms',
+        description: 'Tracks the duration of execution attempts, produced by Retry and Hedging resilience strategies.',
+      });
+      this.pipelineDuration = meter.createHistogram(RESILIENCE_METRICS.pipelineDuration, {
+        unit: 'ms',
+        description: 'Measures the duration of resilience pipelines.',
+      });
+    }
+    if (options.traces !== false) this.tracer = (options.tracerProvider ?? trace.getTracerProvider()).getTracer(name);
+  }
+
+  /**
+   * Observes the circuits of `registry` in the `resilience.circuit_breaker.state` gauge. Returns a
+   * function that stops observing it.
+   */
+  attachRegistry(registry: ResiliencePipelineRegistry): () => void {
+    if (this.local) {
+      this.registries.add(registry);
+      return () => this.registries.delete(registry);
+    }
+    if (!this.meter) return () => undefined;
+    if (!this.gauge) {
+      const gauge = this.meter.createObservableGauge(RESILIENCE_METRICS.circuitState, {
+        description: "1 for each circuit's current state, 0 for its other states.",
+      });
+      this.gauge = gauge;
+      this.meter.addBatchObservableCallback((result) => this.observeCircuits(result, gauge), [gauge]);
+    }
+    this.registries.add(registry);
+    return () => this.registries.delete(registry);
+  }
+
+  write(event: ResilienceEvent): void {
+    switch (event.eventName) {
+      case 'PipelineExecuting':
+        this.startSpan(event);
+        return;
+      case 'PipelineExecuted': {
+        const { outcome, duration } = event.arguments;
+        const failure = outcome.ok ? undefined : errorType(outcome.error);
+        if (this.local) {
+          this.local.pipeline(event.source, event.context.operationKey, failure, this.pipelineTags, event, duration);
+        } else if (this.pipelineDuration) {
+          const attributes = this.pipelineAttributes(event);
+          if (failure !== undefined) attributes['exception.type'] = failure;
+          this.pipelineDuration.record(duration, attributes);
+        }
+        this.endSpan(event.context, outcome.ok ? undefined : outcome.error);
+        return;
+      }
+      case 'ExecutionAttempt': {
+        const { outcome, attemptNumber, handled, duration } = event.arguments;
+        if (this.local) {
+          // The severity follows `handled`, so (operation, exception, attempt, handled) identify the series.
+          const failure = outcome.ok ? undefined : errorType(outcome.error);
+          const op = event.context.operationKey;
+          this.local.attempt(event.source, op, failure, attemptNumber, handled, this.attemptTags, event, duration);
+        }
+        const span = this.spanOf(event.context);
+        if (!span && !this.attemptDuration) return;
+        const attributes = this.attemptTags(event);
+        this.attemptDuration?.record(duration, attributes);
+        if (span) span.addEvent('ExecutionAttempt', { ...attributes, 'attempt.duration': duration });
+        return;
+      }
+      default: {
+        const outcome = (event.arguments as { outcome?: { ok: boolean; error?: unknown } }).outcome;
+        const failure = outcome && !outcome.ok ? errorType(outcome.error) : undefined;
+        if (this.local) {
+          const op = event.context.operationKey;
+          this.local.count(event.source, event.eventName, event.severity, op, failure, this.eventTags, event);
+        }
+        const span = this.spanOf(event.context);
+        if (!span && !this.events) return;
+        const attributes = this.eventTags(event);
+        this.events?.add(1, attributes);
+        if (span) span.addEvent(event.eventName, { ...attributes, ...eventDetails(event) });
+      }
+    }
+  }
+
+  private startSpan(event: ResilienceEvent): void {
+    const tracer = this.tracer;
+    if (!tracer) return;
+    const ctx = event.context;
+    const active = otelContext.active();
+    const span = tracer.startSpan(
+      `resilience ${event.source.pipelineName ?? 'pipeline'}`,
+      { kind: SpanKind.INTERNAL, attributes: this.pipelineAttributes(event) },
+      active,
+    );
+    if (!span.isRecording()) return;
+    const properties = ctx.properties;
+    properties.set(SPAN_FRAME, { span, parent: properties.get(SPAN_FRAME) });
+    // The callback runs inside the span, so what it traces (HTTP clients, databases) nests under it.
+    const spanContext: Context = trace.setSpan(active, span);
+    ctx.wrapCallback((run) => otelContext.with(spanContext, run));
+  }
+
+  private endSpan(ctx: ResilienceContext, error: unknown): void {
+    if (!this.tracer || !ctx.hasProperties) return;
+    const frame = ctx.properties.get(SPAN_FRAME);
+    if (!frame) return;
+    if (frame.parent) ctx.properties.set(SPAN_FRAME, frame.parent);
+    else ctx.properties.delete(SPAN_FRAME);
+    const span = frame.span;
+    if (error !== undefined) {
+      span.recordException(
+        error instanceof Error ? error : { name: errorType(error), message: typeof error === 'string' ? error : '' },
+      );
+      span.setAttribute('exception.type', errorType(error));
+      span.setStatus({ code: SpanStatusCode.ERROR, message: errorType(error) });
+    }
+    span.end();
+  }
+
+  private spanOf(ctx: ResilienceContext): Span | undefined {
+    if (!this.tracer || !ctx.hasProperties) return undefined;
+    return ctx.properties.get(SPAN_FRAME)?.span;
+  }
+
+  private readonly pipelineTags = (event: ResilienceEvent): Attributes => {
+    const attributes = this.pipelineAttributes(event);
+    const outcome = (event.arguments as { outcome?: { ok: boolean; error?: unknown } }).outcome;
+    if (outcome && !outcome.ok) attributes['exception.type'] = errorType(outcome.error);
+    return attributes;
+  };
+
+  private readonly eventTags = (event: ResilienceEvent): Attributes => {
+    const attributes = this.eventAttributes(event);
+    const outcome = (event.arguments as { outcome?: { ok: boolean; error?: unknown } }).outcome;
+    if (outcome && !outcome.ok) attributes['exception.type'] = errorType(outcome.error);
+    return attributes;
+  };
+
+  private readonly attemptTags = (event: ResilienceEvent): Attributes => {
+    const attributes = this.eventTags(event);
+    const args = event.arguments as { attemptNumber: number; handled: boolean };
+    attributes['attempt.number'] = args.attemptNumber;
+    attributes['attempt.handled'] = args.handled;
+    return attributes;
+  };
+
+  private pipelineAttributes(event: ResilienceEvent): Attributes {
+    const attributes: Attributes = {};
+    const { source, context } = event;
+    if (source.pipelineName !== undefined) attributes['pipeline.name'] = source.pipelineName;
+    if (source.pipelineInstanceName !== undefined) attributes['pipeline.instance'] = source.pipelineInstanceName;
+    if (context.operationKey !== undefined) attributes['operation.key'] = context.operationKey;
+    return attributes;
+  }
+
+  private eventAttributes(event: ResilienceEvent): Attributes {
+    const attributes = this.pipelineAttributes(event);
+    attributes['strategy.name'] = event.source.strategyName ?? event.source.strategyType;
+    attributes['event.name'] = event.eventName;
+    attributes['event.severity'] = SEVERITY[event.severity];
+    return attributes;
+  }
+
+  private async observeCircuits(result: BatchObservableResult, gauge: ObservableGauge): Promise<void> {
+    for (const [value, attributes] of await this.circuitPoints()) result.observe(gauge, value, attributes);
+  }
+
+  private async circuitPoints(): Promise<[number, Attributes][]> {
+    const all = await Promise.all([...this.registries].map((r) => r.circuits().catch(() => [])));
+    const points: [number, Attributes][] = [];
+    for (const circuit of all.flat()) {
+      const attributes: Attributes = { 'pipeline.name': circuit.pipelineName, 'circuit.key': circuit.circuitKey };
+      if (circuit.instanceKey !== undefined) attributes['pipeline.instance'] = circuit.instanceKey;
+      if (circuit.strategyName !== undefined) attributes['strategy.name'] = circuit.strategyName;
+      for (const state of CIRCUIT_STATES) {
+        points.push([state === circuit.state ? 1 : 0, { ...attributes, 'circuit.state': state }]);
+      }
+    }
+    return points;
+  }
+
+  /** The `producer` mode's collection: the local aggregates and the circuit gauge, as the SDK exports them. */
+  private async produce(): Promise<{
+    resourceMetrics: { resource: unknown; scopeMetrics: { scope: { name: string }; metrics: ProducedMetric[] }[] };
+    errors: unknown[];
+  }> {
+    const now = Date.now();
+    const metrics = this.local
+      ? this.local.collect(
+          {
+            events: RESILIENCE_METRICS.strategyEvents,
+            attempts: RESILIENCE_METRICS.attemptDuration,
+            pipelines: RESILIENCE_METRICS.pipelineDuration,
+          },
+          now,
+        )
+      : [];
+    if (this.local && this.registries.size > 0) {
+      const points = await this.circuitPoints();
+      const time: [number, number] = [Math.floor(now / 1000), (now % 1000) * 1e6];
+      if (points.length) {
+        metrics.push({
+          descriptor: {
+            name: RESILIENCE_METRICS.circuitState,
+            description: "1 for each circuit's current state, 0 for its other states.",
+            unit: '',
+            valueType: ValueType.INT,
+          },
+          aggregationTemporality: 1,
+          dataPointType: 2,
+          dataPoints: points.map(([value, attributes]) => ({ startTime: time, endTime: time, attributes, value })),
+        });
+      }
+    }
+    return {
+      resourceMetrics: { resource: {}, scopeMetrics: [{ scope: { name: this.scopeName }, metrics }] },
+      errors: [],
+    };
+  }
+}
+
+/** What a span event adds to the metric tags: the figures of the event. */
+function eventDetails(event: ResilienceEvent): Attributes {
+  switch (event.eventName) {
+    case 'OnRetry':
+      return { 'attempt.number': event.arguments.attemptNumber, 'retry.delay': event.arguments.retryDelay };
+    case 'OnRetryGiveUp':
+      return { 'attempt.number': event.arguments.attemptNumber, 'retry.give_up.reason': event.arguments.reason };
+    case 'OnHedging':
+      return { 'attempt.number': event.arguments.attemptNumber };
+    case 'OnTimeout':
+      return { 'timeout.duration': event.arguments.timeout };
+    case 'OnCircuitOpened':
+      return {
+        'circuit.state': 'open',
+        'circuit.reason': event.arguments.reason,
+        'circuit.break_duration': event.arguments.breakDuration,
+      };
+    case 'OnCircuitClosed':
+      return { 'circuit.state': 'closed', 'circuit.reason': event.arguments.reason };
+    case 'OnCircuitHalfOpened':
+      return { 'circuit.state': 'half-open' };
+    case 'OnCircuitRejected':
+      return event.arguments.retryAfter === undefined
+        ? { 'circuit.state': event.arguments.state }
+        : { 'circuit.state': event.arguments.state, 'retry.after': event.arguments.retryAfter };
+    case 'OnRateLimiterRejected':
+      return event.arguments.retryAfter === undefined ? {} : { 'retry.after': event.arguments.retryAfter };
+    case 'OnChaosInjected':
+      return { 'chaos.kind': event.arguments.kind };
+    default:
+      return {};
+  }
+}

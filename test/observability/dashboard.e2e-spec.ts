@@ -1,0 +1,148 @@
+import 'reflect-metadata';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Injectable, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { ResilienceModule, ResiliencePipelineRegistry } from '../../src/index.js';
+import { ResilienceAdminModule } from '../../src/nest/admin/index.js';
+
+/** Screenshots land here (git-ignored); CI keeps them as artifacts. */
+const ARTIFACTS = join(process.cwd(), 'test-artifacts');
+
+@Injectable()
+class OperatorGuard implements CanActivate {
+  canActivate(context: ExecutionContext): boolean {
+    return context.switchToHttp().getRequest<{ headers: Record<string, string> }>().headers['x-operator'] === 'yes';
+  }
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+describe('the dashboard in headless Chromium', () => {
+  let app: INestApplication;
+  let registry: ResiliencePipelineRegistry;
+  let browser: BrowserContext;
+  let page: Page;
+  let profile: string;
+  let url: string;
+  const consoleErrors: string[] = [];
+  const requested: string[] = [];
+
+  beforeAll(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        ResilienceModule.forRoot({
+          logging: false,
+          pipelines: {
+            payments: {
+              retry: { maxRetryAttempts: 1, delay: 0 },
+              circuitBreaker: { kind: 'consecutive', failureThreshold: 3, breakDuration: 60_000 },
+            },
+            catalog: {
+              circuitBreaker: {
+                kind: 'time-window',
+                failureRatio: 0.5,
+                minimumThroughput: 10,
+                samplingDuration: 30_000,
+              },
+            },
+            search: { concurrencyLimiter: { permitLimit: 8, queueLimit: 4 } },
+          },
+        }),
+        ResilienceAdminModule.forRoot({ guards: [OperatorGuard], control: true, dashboard: true }),
+      ],
+    }).compile();
+    app = moduleRef.createNestApplication({ logger: false });
+    await app.listen(0, '127.0.0.1');
+    url = `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/resilience/dashboard`;
+    registry = app.get(ResiliencePipelineRegistry);
+    // Some traffic, so the page has figures to show.
+    for (let i = 0; i < 12; i++) {
+      await registry.getPipeline('payments').execute(() => sleep(1 + (i % 4)).then(() => 'ok'));
+      await registry
+        .getPipeline('catalog', i % 2 ? 'eu-west' : 'us-east')
+        .executeOutcome(() => (i % 5 === 0 ? Promise.reject(new Error('x')) : sleep(2).then(() => 'ok')));
+      await registry.getPipeline('search').execute(() => 'ok');
+    }
+
+    profile = mkdtempSync(join(tmpdir(), 'nest-resilience-chromium-'));
+    browser = await chromium.launchPersistentContext(profile, {
+      executablePath: '/usr/bin/chromium',
+      headless: true,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+      extraHTTPHeaders: { 'x-operator': 'yes' },
+      viewport: { width: 1280, height: 860 },
+    });
+    page = browser.pages()[0] ?? (await browser.newPage());
+    page.on('console', (message) => {
+      if (message.type() === 'error' || message.type() === 'warning') consoleErrors.push(message.text());
+    });
+    page.on('pageerror', (error) => consoleErrors.push(String(error)));
+    page.on('request', (r) => requested.push(r.url()));
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await app?.close();
+    if (profile) rmSync(profile, { recursive: true, force: true });
+  });
+
+  it('loads with every circuit and no console error', async () => {
+    await page.goto(url);
+    await page.waitForSelector('#connection[data-connected="true"]');
+    await page.waitForSelector('[data-circuit="payments"][data-state="closed"]');
+    expect(await page.locator('[data-circuit="catalog"]').count()).toBe(2);
+    expect(await page.locator('#stats tbody tr').count()).toBeGreaterThanOrEqual(3);
+    expect(await page.locator('#limiters tbody tr').count()).toBe(1);
+    expect(await page.locator('[data-circuit="payments"] button[data-action="isolate"]').isEnabled()).toBe(true);
+    expect(consoleErrors).toEqual([]);
+    // Everything comes from the app itself: no CDN, no other origin.
+    const origin = new URL(url).origin;
+    expect(requested.filter((u) => !u.startsWith(`${origin}/`) && !u.startsWith('data:'))).toEqual([]);
+    expect(requested).toEqual(
+      expect.arrayContaining([`${origin}/resilience/dashboard.js`, `${origin}/resilience/dashboard.css`]),
+    );
+  });
+
+  it('shows a circuit opening within a second, and its event', async () => {
+    const opened = page.waitForSelector('[data-circuit="payments"][data-state="open"]', { timeout: 1_000 });
+    await registry.getPipeline('payments').executeOutcome(() => Promise.reject(new Error('down')));
+    await registry.getPipeline('payments').executeOutcome(() => Promise.reject(new Error('down')));
+    await opened;
+    await page.waitForSelector('#events li[data-event="OnCircuitOpened"]', { timeout: 1_000 });
+    await page.screenshot({ path: join(ARTIFACTS, 'dashboard-laptop.png'), fullPage: true });
+    expect(consoleErrors).toEqual([]);
+  });
+
+  it('isolates the circuit with its button', async () => {
+    await page.click('[data-circuit="payments"] button[data-action="isolate"]');
+    await page.waitForSelector('[data-circuit="payments"][data-state="isolated"]');
+    expect((await registry.circuitState('payments'))!.state).toBe('isolated');
+    await page.click('[data-circuit="payments"] button[data-action="close"]');
+    await page.waitForSelector('[data-circuit="payments"][data-state="closed"]');
+    expect((await registry.circuitState('payments'))!.state).toBe('closed');
+    expect(consoleErrors).toEqual([]);
+  });
+
+  it('fits a phone screen without sideways scrolling', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.waitForSelector('[data-circuit="payments"]');
+    const overflow = Number(await page.evaluate('document.documentElement.scrollWidth - window.innerWidth'));
+    expect(overflow).toBeLessThanOrEqual(0);
+    await page.screenshot({ path: join(ARTIFACTS, 'dashboard-phone.png'), fullPage: true });
+    expect(consoleErrors).toEqual([]);
+  });
+});
