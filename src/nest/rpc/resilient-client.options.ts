@@ -7,6 +7,7 @@ import {
 } from '../../core/index.js';
 import type { RemoteRpcErrorPredicate } from './rpc.predicates.js';
 import {
+  buildStandardRpcPipeline,
   STANDARD_RPC_PIPELINE,
   standardRpcPipeline,
   type StandardRpcPipelineOptions,
@@ -105,13 +106,8 @@ export function resolveClientSettings(
       pipelineName(v, `${at}.pipeline`, pipeline, known);
     } else {
       pipeline = `rpc:${name}`;
-      try {
-        toRegister[pipeline] = standardRpcPipeline(options.pipeline, `${at}.pipeline`);
-        definedAt.set(pipeline, `${at}.pipeline`);
-      } catch (error) {
-        if (!(error instanceof ResilienceValidationError)) throw error;
-        v.addIssues(error.issues);
-      }
+      toRegister[pipeline] = buildStandardRpcPipeline(options.pipeline, v.child(`${at}.pipeline`));
+      definedAt.set(pipeline, `${at}.pipeline`);
       known.add(pipeline);
     }
     if (options.perPattern !== undefined) v.boolean(`${at}.perPattern`, options.perPattern);

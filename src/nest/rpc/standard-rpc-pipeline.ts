@@ -52,10 +52,18 @@ function timeoutOf(t: TimeoutConfig | false | undefined, fallback: number): numb
  * @publicApi
  */
 export function standardRpcPipeline(options: StandardRpcPipelineOptions = {}, path = 'rpc'): PipelineConfig {
-  const d = STANDARD_RPC_PIPELINE_DEFAULTS;
   const v = new OptionsValidator(path);
+  const config = buildStandardRpcPipeline(options, v);
+  v.throwIfInvalid('Invalid standard RPC pipeline');
+  return config;
+}
+
+/** `standardRpcPipeline`, adding the problems it finds to `v` instead of throwing. @internal */
+export function buildStandardRpcPipeline(options: StandardRpcPipelineOptions, v: OptionsValidator): PipelineConfig {
+  const d = STANDARD_RPC_PIPELINE_DEFAULTS;
   if (typeof options !== 'object' || options === null) {
-    v.add('', options, 'must be an object').throwIfInvalid('Invalid standard RPC pipeline');
+    v.add('', options, 'must be an object');
+    options = {};
   }
   v.knownKeys(options, KNOWN_KEYS);
   const total = timeoutOf(options.totalTimeout, d.totalTimeout);
@@ -63,7 +71,6 @@ export function standardRpcPipeline(options: StandardRpcPipelineOptions = {}, pa
   if (total !== undefined && attempt !== undefined && attempt > total) {
     v.add('attemptTimeout', attempt, `must be <= totalTimeout (${total})`);
   }
-  v.throwIfInvalid('Invalid standard RPC pipeline');
   const retry: RetryConfig | undefined =
     options.retry === false ? undefined : { ...d.retry, shouldHandle: handleRetryableRpcFailure, ...options.retry };
   const given = options.circuitBreaker;
