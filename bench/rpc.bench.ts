@@ -96,24 +96,38 @@ async function main(): Promise<void> {
   const options = { transport: Transport.TCP, options: { host: '127.0.0.1', port } } as const;
   const bare: ClientProxy = ClientProxyFactory.create(options);
   const wrapped: ClientProxy = ClientProxyFactory.create(options);
+  const timed: ClientProxy = ClientProxyFactory.create(options);
   const registry = new ResiliencePipelineRegistry({
     predicates: { ...RPC_PREDICATES },
     pipelines: {
       rpc: {
         retry: { maxRetryAttempts: 3, delay: 100, backoffType: 'exponential', shouldHandle: 'rpc-retryable' },
         circuitBreaker: { kind: 'consecutive', failureThreshold: 5, breakDuration: 5_000, shouldHandle: 'rpc-failure' },
+      },
+      'rpc-timed': {
+        retry: { maxRetryAttempts: 3, delay: 100, backoffType: 'exponential', shouldHandle: 'rpc-retryable' },
+        circuitBreaker: { kind: 'consecutive', failureThreshold: 5, breakDuration: 5_000, shouldHandle: 'rpc-failure' },
         timeout: 2_000,
       },
     },
   });
-  const resilient = new ResilientClients(registry).wrap('bench', wrapped, { pipeline: 'rpc' });
+  const clients = new ResilientClients(registry);
+  const resilient = clients.wrap('bench', wrapped, { pipeline: 'rpc', replyTimeout: 2_000 });
+  const withTimeout = clients.wrap('bench-timed', timed, { pipeline: 'rpc-timed' });
   const message = { sku: 'A-1', quantity: 2 };
   const cases = [
     { name: 'bare `ClientProxy.send`', send: () => bare.send('echo', message) },
-    { name: 'resilient `send` (retry + circuit breaker + timeout)', send: () => resilient.send('echo', message) },
+    {
+      name: 'resilient `send`: retry + circuit breaker + `replyTimeout` 2 s',
+      send: () => resilient.send('echo', message),
+    },
+    {
+      name: 'resilient `send`: retry + circuit breaker + pipeline `timeout` 2 s',
+      send: () => withTimeout.send('echo', message),
+    },
   ];
   try {
-    await Promise.all([bare.connect(), wrapped.connect()]);
+    await Promise.all([bare.connect(), wrapped.connect(), timed.connect()]);
     for (const c of cases) await load(c.send, 1); // warm up
     const samples = cases.map(() => [] as Sample[]);
     for (let round = 0; round < ROUNDS; round++) {
@@ -139,6 +153,7 @@ async function main(): Promise<void> {
   } finally {
     bare.close();
     wrapped.close();
+    timed.close();
     await registry.dispose();
     server.send('stop');
   }

@@ -59,6 +59,8 @@ function clientModule(transport: TransportUnderTest, clock: FakeTimeProvider, pr
       },
       timeout: ATTEMPT_TIMEOUT,
     },
+    // No pipeline timeout: the client's replyTimeout limits each attempt, without an AbortSignal.
+    'rpc-lean': { retry: retry(), circuitBreaker: { kind: 'consecutive', failureThreshold: 3, breakDuration: BREAK } },
     'rpc-capped': { retry: retry({ maxDelay: 2_000 }) },
     'rpc-deadline': { totalTimeout: 1_000, retry: retry() },
   };
@@ -73,6 +75,7 @@ function clientModule(transport: TransportUnderTest, clock: FakeTimeProvider, pr
             pipeline: 'rpc-test',
             patterns: { 'inventory.restock': { idempotent: true }, 'inventory.audit': { idempotent: false } },
           },
+          lean: { client: 'INVENTORY', pipeline: 'rpc-lean', replyTimeout: ATTEMPT_TIMEOUT },
           capped: { client: 'INVENTORY', pipeline: 'rpc-capped' },
           deadline: { client: 'INVENTORY', pipeline: 'rpc-deadline' },
         },
@@ -170,8 +173,15 @@ describe.each(transports)('resilient ClientProxy over $name', (transport) => {
     expect(probe.circuit.circuitState).toBe('closed');
   });
 
-  it('retries an attempt that got no reply within the timeout, dropping its late reply', async () => {
-    const call = lastValueFrom(inventory.send('inventory.hang', {}));
+  const timeouts = [
+    ['the pipeline timeout', 'inventory'],
+    ['the reply timeout', 'lean'],
+  ];
+
+  it.each(timeouts)('retries an attempt that got no reply within %s, dropping its late reply', async (_, name) => {
+    const client = app.get(ResilientClients).get(name);
+    await client.connect();
+    const call = lastValueFrom(client.send('inventory.hang', {}));
     await waitUntil(() => state.calls['inventory.hang'] === 1, 'the first message arrived');
     await clock.advanceAsync(ATTEMPT_TIMEOUT); // no reply: the attempt times out
     await waitUntil(() => clock.pendingDelays.includes(RETRY_DELAY), 'the retry waits');
@@ -179,8 +189,8 @@ describe.each(transports)('resilient ClientProxy over $name', (transport) => {
     await expect(call).resolves.toBe('answered');
     expect(state.calls['inventory.hang']).toBe(2);
     state.releaseAll(); // the first attempt's reply now comes back to nobody
-    await waitUntil(() => pendingReplies(inventory.client) === 0, 'no reply is pending');
-    expect(inventory.metrics).toMatchObject({ attempts: 2, succeeded: 1, failed: 0, cancelled: 0 });
+    await waitUntil(() => pendingReplies(client.client) === 0, 'no reply is pending');
+    expect(client.metrics).toMatchObject({ attempts: 2, succeeded: 1, failed: 0, cancelled: 0 });
   });
 
   it('emits every value of a multi-value reply, in order', async () => {
@@ -253,25 +263,48 @@ describe.each(transports)('resilient ClientProxy over $name', (transport) => {
     expect(state.calls['inventory.guarded']).toBe(3); // the failure, then each client's retry
   });
 
-  it('unsubscribing mid-call drops the pending reply and its timer, and counts the call as cancelled', async () => {
-    state.hangFirstOnly = false;
-    const seen: unknown[] = [];
-    const subscription = inventory.send('inventory.hang', {}).subscribe({
-      next: (v) => seen.push(v),
-      error: (e) => seen.push(e),
-    });
-    await waitUntil(() => state.calls['inventory.hang'] === 1, 'the message arrived');
-    expect(pendingReplies(inventory.client)).toBe(1);
-    expect(clock.pendingTimerCount).toBe(1); // the attempt timeout
-    subscription.unsubscribe();
-    expect(pendingReplies(inventory.client)).toBe(0);
-    await flushPromises();
-    expect(clock.pendingTimerCount).toBe(0);
-    expect(inventory.metrics).toMatchObject({ attempts: 1, cancelled: 1, failed: 0, succeeded: 0 });
-    state.releaseAll(); // the reply arrives for nobody
-    await lastValueFrom(inventory.send('inventory.echo', { after: true }));
-    expect(seen).toEqual([]);
-    expect(probe.circuit.circuitState).toBe('closed');
+  it.each(timeouts)(
+    'unsubscribing mid-call drops the pending reply and %s, and counts the call as cancelled',
+    async (_, name) => {
+      const client = app.get(ResilientClients).get(name);
+      await client.connect();
+      state.hangFirstOnly = false;
+      const seen: unknown[] = [];
+      const subscription = client.send('inventory.hang', {}).subscribe({
+        next: (v) => seen.push(v),
+        error: (e) => seen.push(e),
+      });
+      await waitUntil(() => state.calls['inventory.hang'] === 1, 'the message arrived');
+      expect(pendingReplies(client.client)).toBe(1);
+      expect(clock.pendingTimerCount).toBe(1); // the attempt's timeout
+      subscription.unsubscribe();
+      expect(pendingReplies(client.client)).toBe(0);
+      await flushPromises();
+      expect(clock.pendingTimerCount).toBe(0);
+      expect(client.metrics).toMatchObject({ attempts: 1, cancelled: 1, failed: 0, succeeded: 0 });
+      state.releaseAll(); // the reply arrives for nobody
+      await lastValueFrom(client.send('inventory.echo', { after: true }));
+      expect(seen).toEqual([]);
+      expect(probe.circuit.circuitState).toBe('closed');
+    },
+  );
+
+  it('unsubscribing during a retry delay sends nothing more (a pipeline with a timeout also stops the delay)', async () => {
+    for (const name of ['inventory', 'lean']) {
+      const client = app.get(ResilientClients).get(name);
+      state.flakyFailures = 1_000;
+      const subscription = client.send('inventory.flaky', { sku: 'D-4' }).subscribe({ error: () => undefined });
+      await waitUntil(() => clock.pendingDelays.includes(RETRY_DELAY), 'the retry waits');
+      expect(client.metrics.attempts).toBe(1);
+      subscription.unsubscribe();
+      await flushPromises();
+      if (name === 'inventory') expect(clock.pendingTimerCount).toBe(0);
+      await clock.advanceAsync(RETRY_DELAY);
+      await flushPromises();
+      expect(clock.pendingTimerCount).toBe(0);
+      expect(client.metrics).toMatchObject({ attempts: 1, cancelled: 1, failed: 0 });
+    }
+    expect(state.calls['inventory.flaky']).toBe(2);
   });
 
   it('emits events; an emit is retried only when its pattern is idempotent', async () => {

@@ -26,6 +26,12 @@ export interface ResilientPatternOptions {
   retryRemoteErrors?: boolean | RemoteRpcErrorPredicate;
   /** Count errors the remote handler returned as circuit-breaker failures. Default false. */
   countRemoteErrors?: boolean | RemoteRpcErrorPredicate;
+  /**
+   * How long each attempt waits for its reply, in milliseconds: then the attempt fails with
+   * `TimeoutRejectedError` (a transport failure: retried, counted) and its pending reply is dropped.
+   * Cheaper than a pipeline `timeout` on a fast transport (no `AbortSignal` per attempt). Default none.
+   */
+  replyTimeout?: number;
 }
 
 /** A resilient client, as data: its pipeline and per-pattern choices. @publicApi */
@@ -50,8 +56,16 @@ export interface ResilientClientSettings {
   readonly patterns: ReadonlyMap<string, ResilientPatternOptions>;
 }
 
-const CLIENT_KEYS = ['pipeline', 'perPattern', 'patterns', 'idempotent', 'retryRemoteErrors', 'countRemoteErrors'];
-const PATTERN_KEYS = ['pipeline', 'idempotent', 'retryRemoteErrors', 'countRemoteErrors'];
+const CLIENT_KEYS = [
+  'pipeline',
+  'perPattern',
+  'patterns',
+  'idempotent',
+  'retryRemoteErrors',
+  'countRemoteErrors',
+  'replyTimeout',
+];
+const PATTERN_KEYS = ['pipeline', 'idempotent', 'retryRemoteErrors', 'countRemoteErrors', 'replyTimeout'];
 
 function flagOrPredicate(v: OptionsValidator, path: string, value: unknown): void {
   if (value !== undefined && typeof value !== 'boolean' && typeof value !== 'function') {
@@ -114,6 +128,7 @@ export function resolveClientSettings(
     if (options.idempotent !== undefined) v.boolean(`${at}.idempotent`, options.idempotent);
     flagOrPredicate(v, `${at}.retryRemoteErrors`, options.retryRemoteErrors);
     flagOrPredicate(v, `${at}.countRemoteErrors`, options.countRemoteErrors);
+    v.duration(`${at}.replyTimeout`, options.replyTimeout, { min: 1 });
     const patterns = new Map<string, ResilientPatternOptions>();
     if (options.patterns !== undefined) {
       if (typeof options.patterns !== 'object' || options.patterns === null || Array.isArray(options.patterns)) {
@@ -136,16 +151,17 @@ export function resolveClientSettings(
           if (p.idempotent !== undefined) v.boolean(`${pAt}.idempotent`, p.idempotent);
           flagOrPredicate(v, `${pAt}.retryRemoteErrors`, p.retryRemoteErrors);
           flagOrPredicate(v, `${pAt}.countRemoteErrors`, p.countRemoteErrors);
+          v.duration(`${pAt}.replyTimeout`, p.replyTimeout, { min: 1 });
           patterns.set(pattern, p);
         }
       }
     }
-    const { idempotent, retryRemoteErrors, countRemoteErrors } = options;
+    const { idempotent, retryRemoteErrors, countRemoteErrors, replyTimeout } = options;
     result.set(name, {
       name,
       pipeline,
       perPattern: options.perPattern ?? false,
-      defaults: { idempotent, retryRemoteErrors, countRemoteErrors },
+      defaults: { idempotent, retryRemoteErrors, countRemoteErrors, replyTimeout },
       patterns,
     });
   }

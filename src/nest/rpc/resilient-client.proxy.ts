@@ -1,6 +1,14 @@
 import type { ClientProxy } from '@nestjs/microservices';
 import { Observable } from 'rxjs';
-import { ResilienceContext, type ResiliencePipeline, type ResiliencePipelineRegistry } from '../../core/index.js';
+import {
+  ResilienceContext,
+  TimeoutRejectedError,
+  type PipelineConfig,
+  type ResiliencePipeline,
+  type ResiliencePipelineRegistry,
+  type StrategyConfig,
+  type TimerHandle,
+} from '../../core/index.js';
 import { currentResilienceContext } from '../index.js';
 import type { ResilientClientSettings, ResilientPatternOptions } from './resilient-client.options.js';
 import { RPC_CALL_INFO, type RemoteRpcErrorPredicate, type RpcCallInfo } from './rpc.predicates.js';
@@ -29,6 +37,12 @@ export interface ResilientClientMetrics {
 interface PatternPlan {
   readonly pipeline: ResiliencePipeline<unknown>;
   readonly route: string;
+  /** Whether a strategy of the pipeline can abort an attempt (a timeout, hedging): attempts follow the signal. */
+  readonly abortable: boolean;
+  /** How long an attempt waits for its reply, in milliseconds. */
+  readonly replyTimeout: number | undefined;
+  readonly sendKey: string;
+  readonly emitKey: string;
   readonly send: RpcCallInfo;
   readonly emit: RpcCallInfo;
 }
@@ -81,31 +95,27 @@ export class ResilientClientProxy {
   ): Observable<TResult> {
     const plan = this.planFor(pattern);
     return new Observable<TResult>((subscriber) => {
-      const call = this.startCall(plan, plan.send, options?.signal);
+      const call = new RunningCall(plan, plan.send, options?.signal);
       let settled = false;
-      let unsubscribed = false;
-      call
-        .run(() => this.client.send(pattern, data))
-        .then(
-          (values) => {
-            settled = true;
-            this.counts.succeeded++;
-            for (const value of values) subscriber.next(value as TResult);
-            subscriber.complete();
-          },
-          (error: unknown) => {
-            settled = true;
-            if (unsubscribed) return;
-            if (call.signal.aborted) this.counts.cancelled++;
-            else this.counts.failed++;
-            subscriber.error(error);
-          },
-        );
+      this.run(call, () => this.client.send(pattern, data)).then(
+        (values) => {
+          settled = true;
+          this.counts.succeeded++;
+          for (const value of values) subscriber.next(value as TResult);
+          subscriber.complete();
+        },
+        (error: unknown) => {
+          settled = true;
+          if (call.unsubscribed) return;
+          if (call.aborted) this.counts.cancelled++;
+          else this.counts.failed++;
+          subscriber.error(error);
+        },
+      );
       return () => {
         if (settled) return;
-        unsubscribed = true;
         this.counts.cancelled++;
-        call.abort(new DOMException('The subscriber unsubscribed.', 'AbortError'));
+        call.cancel(new DOMException('The subscriber unsubscribed.', 'AbortError'), true);
       };
     });
   }
@@ -120,11 +130,11 @@ export class ResilientClientProxy {
     options?: ResilientCallOptions,
   ): Observable<TResult> {
     const plan = this.planFor(pattern);
-    const call = this.startCall(plan, plan.emit, options?.signal);
-    const result = call.run(() => this.client.emit(pattern, data));
+    const call = new RunningCall(plan, plan.emit, options?.signal);
+    const result = this.run(call, () => this.client.emit(pattern, data));
     result.then(
       () => this.counts.succeeded++,
-      () => (call.signal.aborted ? this.counts.cancelled++ : this.counts.failed++),
+      () => (call.aborted ? this.counts.cancelled++ : this.counts.failed++),
     );
     return new Observable<TResult>((subscriber) => {
       result.then(
@@ -167,6 +177,10 @@ export class ResilientClientProxy {
     plan = {
       pipeline: this.registry.getPipeline(pipelineName, key),
       route,
+      abortable: canAbortAttempts(this.registry.getPipelineConfig(pipelineName)),
+      replyTimeout: own.replyTimeout ?? defaults.replyTimeout,
+      sendKey: `${name} send ${route}`,
+      emitKey: `${name} emit ${route}`,
       send: { ...info, kind: 'send', retryable: idempotent !== false },
       emit: { ...info, kind: 'emit', retryable: idempotent === true },
     };
@@ -174,66 +188,137 @@ export class ResilientClientProxy {
     return plan;
   }
 
-  private startCall(plan: PatternPlan, info: RpcCallInfo, given: AbortSignal | undefined): RunningCall {
-    const controller = new AbortController();
-    // Inside a decorated method or an intercepted handler, the call inherits that call's signal.
-    const parent = given ?? currentResilienceContext()?.signal;
-    const onParentAbort = () => controller.abort(parent!.reason);
-    if (parent?.aborted) controller.abort(parent.reason);
-    else parent?.addEventListener('abort', onParentAbort, { once: true });
-    const context = new ResilienceContext({
-      operationKey: `${this.settings.name} ${info.kind} ${plan.route}`,
-      signal: controller.signal,
-    });
-    context.properties.set(RPC_CALL_INFO, info);
-    const release = () => parent?.removeEventListener('abort', onParentAbort);
-    return {
-      signal: controller.signal,
-      abort: (reason) => {
-        release();
-        controller.abort(reason);
-      },
-      run: (start) => {
-        const done = plan.pipeline.execute((ctx) => this.attempt(ctx, start), context);
-        done.then(release, release);
-        return done;
-      },
-    };
+  private run(call: RunningCall, start: () => Observable<unknown>): Promise<unknown[]> {
+    const done = call.plan.pipeline.execute((ctx) => this.attempt(ctx, call, start), call.context);
+    if (call.linked) done.then(call.release, call.release);
+    return done;
   }
 
-  /** One attempt: subscribes to the underlying call, collects its values, unsubscribes when aborted. */
-  private attempt(ctx: ResilienceContext, start: () => Observable<unknown>): Promise<unknown[]> {
+  /**
+   * One attempt: subscribes to the underlying call and collects its values. It ends early when the
+   * caller cancels, when no reply comes within `replyTimeout`, or — for a pipeline whose strategies can
+   * abort an attempt (a timeout, hedging) or a call with a signal — when the attempt's signal aborts.
+   * Listening to a signal is what costs most on a fast transport, so it is done only then.
+   */
+  private attempt(ctx: ResilienceContext, call: RunningCall, start: () => Observable<unknown>): Promise<unknown[]> {
+    if (call.aborted) return Promise.reject(call.reason);
     this.counts.attempts++;
-    const signal = ctx.signal;
-    if (signal.aborted) return Promise.reject(reasonOf(signal));
+    const { replyTimeout } = call.plan;
+    const signal = call.plan.abortable || call.hasSignal ? ctx.signal : undefined;
+    if (signal?.aborted) return Promise.reject(reasonOf(signal));
+    const time = this.registry.timeProvider;
     return new Promise<unknown[]>((resolve, reject) => {
       const values: unknown[] = [];
-      const onAbort = () => {
-        subscription.unsubscribe();
-        reject(reasonOf(signal));
+      let timer: TimerHandle = undefined;
+      let timing = false;
+      let ended = false;
+      const end = (): boolean => {
+        if (ended) return false;
+        ended = true;
+        call.running = undefined;
+        if (timing) time.clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        return true;
       };
+      const stop = (reason: unknown) => {
+        if (!end()) return;
+        subscription.unsubscribe();
+        reject(reason);
+      };
+      const onAbort = () => stop(reasonOf(signal!));
+      call.running = stop;
       const subscription = start().subscribe({
         next: (value) => values.push(value),
         error: (error: unknown) => {
-          signal.removeEventListener('abort', onAbort);
-          reject(error);
+          if (end()) reject(error);
         },
         complete: () => {
-          signal.removeEventListener('abort', onAbort);
-          resolve(values);
+          if (end()) resolve(values);
         },
       });
-      // Added once subscribed: an underlying call that ended synchronously leaves nothing behind.
-      if (!subscription.closed) signal.addEventListener('abort', onAbort, { once: true });
+      if (ended) return; // the underlying call ended synchronously
+      signal?.addEventListener('abort', onAbort, { once: true });
+      if (replyTimeout !== undefined) {
+        timer = time.setTimeout(() => stop(new TimeoutRejectedError(replyTimeout)), replyTimeout);
+        timing = true;
+      }
     });
   }
 }
 
-interface RunningCall {
-  readonly signal: AbortSignal;
-  abort(reason: unknown): void;
-  run(start: () => Observable<unknown>): Promise<unknown[]>;
+/** One `send` or `emit` with its retries: its context, and how to cancel the attempt in flight. */
+class RunningCall {
+  readonly context: ResilienceContext;
+  /** Ends the attempt in flight (unsubscribes it), rejecting it with the reason. */
+  running: ((reason: unknown) => void) | undefined;
+  /** The caller unsubscribed (nobody is told about the end). */
+  unsubscribed = false;
+  private cancelled = false;
+  private cancelReason: unknown;
+  private readonly controller: AbortController | undefined;
+  private readonly parent: AbortSignal | undefined;
+
+  constructor(
+    readonly plan: PatternPlan,
+    info: RpcCallInfo,
+    given: AbortSignal | undefined,
+  ) {
+    // Inside a decorated method or an intercepted handler, the call inherits that call's signal.
+    this.parent = given ?? currentResilienceContext()?.signal;
+    // A signal per call is made only where signals are followed anyway (a caller's signal, a pipeline
+    // that can abort attempts): AbortSignals are what costs most per call on a fast transport.
+    if (this.parent || plan.abortable) this.controller = new AbortController();
+    if (this.parent?.aborted) this.controller!.abort(this.parent.reason);
+    else this.parent?.addEventListener('abort', this.onParentAbort, { once: true });
+    this.context = new ResilienceContext({
+      operationKey: info.kind === 'send' ? plan.sendKey : plan.emitKey,
+      signal: this.controller?.signal,
+    });
+    this.context.properties.set(RPC_CALL_INFO, info);
+  }
+
+  get hasSignal(): boolean {
+    return this.controller !== undefined;
+  }
+
+  get aborted(): boolean {
+    return this.cancelled || (this.controller?.signal.aborted ?? false);
+  }
+
+  get reason(): unknown {
+    return this.cancelled ? this.cancelReason : reasonOf(this.controller!.signal);
+  }
+
+  cancel(reason: unknown, unsubscribed = false): void {
+    if (this.cancelled) return;
+    this.cancelled = true;
+    this.cancelReason = reason;
+    this.unsubscribed = unsubscribed;
+    this.release();
+    this.controller?.abort(reason);
+    this.running?.(reason);
+  }
+
+  /** Whether the call listens to a caller's signal (and must stop listening when it ends). */
+  get linked(): boolean {
+    return this.parent !== undefined;
+  }
+
+  readonly release = (): void => {
+    if (this.parent) this.parent.removeEventListener('abort', this.onParentAbort);
+  };
+
+  private readonly onParentAbort = (): void => this.cancel(reasonOf(this.parent!));
 }
+
+/** Whether a pipeline built from `config` may abort an attempt (unknown configurations may). */
+function canAbortAttempts(config: PipelineConfig | undefined): boolean {
+  if (!config) return true;
+  if (config.strategies) return config.strategies.some((s: StrategyConfig) => ABORTING.has(s.type));
+  return config.timeout !== undefined || config.totalTimeout !== undefined || config.hedging !== undefined;
+}
+
+const ABORTING: ReadonlySet<string> = new Set(['timeout', 'hedging']);
 
 function reasonOf(signal: AbortSignal): unknown {
   return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
