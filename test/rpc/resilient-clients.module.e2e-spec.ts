@@ -3,7 +3,12 @@ import { Injectable, Module, type INestApplicationContext, type INestMicroservic
 import { NestFactory } from '@nestjs/core';
 import { ClientsModule, Transport, type ClientOptions } from '@nestjs/microservices';
 import { lastValueFrom } from 'rxjs';
-import { isBrokenCircuitError, ResiliencePipelineRegistry, ResilienceValidationError } from '../../src/core/index.js';
+import {
+  isBrokenCircuitError,
+  isTimeoutRejectedError,
+  ResiliencePipelineRegistry,
+  ResilienceValidationError,
+} from '../../src/core/index.js';
 import {
   InjectResilientClient,
   ResilientClientProxy,
@@ -13,7 +18,7 @@ import {
   STANDARD_RPC_PIPELINE_DEFAULTS,
   type ResilientClientsModuleOptions,
 } from '../../src/nest/rpc/index.js';
-import { ResilienceModule, type ResilienceModuleOptions } from '../../src/nest/index.js';
+import { ResilienceModule, Timeout, type ResilienceModuleOptions } from '../../src/nest/index.js';
 import { FakeTimeProvider } from '../../src/testing/index.js';
 import { InventoryModule, InventoryState } from './inventory.fixture.js';
 import { freePort } from './rpc-transports.js';
@@ -21,6 +26,12 @@ import { freePort } from './rpc-transports.js';
 @Injectable()
 class OrderService {
   constructor(@InjectResilientClient('inventory') readonly inventory: ResilientClientProxy) {}
+
+  /** A decorated method: the call inherits its signal, so its timeout cancels the call. */
+  @Timeout(300)
+  hold(): Promise<unknown> {
+    return lastValueFrom(this.inventory.send('inventory.hang', {}));
+  }
 }
 
 describe('ResilientClientsModule', () => {
@@ -207,6 +218,23 @@ describe('ResilientClientsModule', () => {
     controller.abort(new DOMException('The order was cancelled.', 'AbortError'));
     await expect(call).rejects.toMatchObject({ name: 'AbortError', message: 'The order was cancelled.' });
     expect(inventory.metrics).toMatchObject({ attempts: 1, cancelled: 1, failed: 0 });
+    state.releaseAll();
+    state.hangFirstOnly = true;
+  });
+
+  it("cancels a call made in a decorated method when that method's timeout fires", async () => {
+    const clock = new FakeTimeProvider();
+    const context = await start({ clients: { inventory: { client: { ...tcp } } } }, { timeProvider: clock });
+    const order = context.get(OrderService);
+    await order.inventory.connect();
+    state.hangFirstOnly = false;
+    const held = order.hold().catch((e: unknown) => e);
+    while (state.calls['inventory.hang'] !== 1) await new Promise((r) => setTimeout(r, 2));
+    await clock.advanceAsync(300);
+    expect(isTimeoutRejectedError(await held)).toBe(true);
+    expect(order.inventory.metrics).toMatchObject({ attempts: 1, cancelled: 1, failed: 0 });
+    expect((order.inventory.client as unknown as { routingMap: Map<string, unknown> }).routingMap.size).toBe(0);
+    expect(context.get(ResiliencePipelineRegistry).predicates.get('rpc-transport')).toBeDefined();
     state.releaseAll();
     state.hangFirstOnly = true;
   });
