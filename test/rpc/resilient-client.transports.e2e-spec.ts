@@ -307,7 +307,7 @@ describe.each(transports)('resilient ClientProxy over $name', (transport) => {
     expect(state.calls['inventory.flaky']).toBe(2);
   });
 
-  it('emits events; an emit is retried only when its pattern is idempotent', async () => {
+  it('emits events; an emit is retried only when its pattern is idempotent, a send unless it is not', async () => {
     await lastValueFrom(inventory.emit('inventory.restock', { sku: 'B-2' }), { defaultValue: undefined });
     await waitUntil(() => state.events.length === 1, 'the event arrived');
     expect(state.events).toEqual([{ sku: 'B-2' }]);
@@ -317,7 +317,7 @@ describe.each(transports)('resilient ClientProxy over $name', (transport) => {
       const clients = app.get(ResilientClients);
       const unreachable = clients.wrap('unreachable', dead, {
         pipeline: 'rpc-capped',
-        patterns: { 'inventory.restock': { idempotent: true } },
+        patterns: { 'inventory.restock': { idempotent: true }, 'inventory.audit': { idempotent: false } },
       });
       const idempotent = driveWithClock(lastValueFrom(unreachable.emit('inventory.restock', { sku: 'C-3' })), clock);
       await expect(idempotent).rejects.toBeDefined();
@@ -326,6 +326,11 @@ describe.each(transports)('resilient ClientProxy over $name', (transport) => {
       await expect(once).rejects.toBeDefined();
       expect(unreachable.metrics.attempts).toBe(4);
       expect(unreachable.metrics.failed).toBe(2);
+      // `send` is retried unless its pattern says it may not be repeated.
+      await expect(driveWithClock(lastValueFrom(unreachable.send('inventory.echo', 1)), clock)).rejects.toBeDefined();
+      expect(unreachable.metrics.attempts).toBe(7);
+      await expect(lastValueFrom(unreachable.send('inventory.audit', 1))).rejects.toBeDefined();
+      expect(unreachable.metrics.attempts).toBe(8);
     } finally {
       await Promise.resolve(dead.close());
     }

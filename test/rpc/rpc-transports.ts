@@ -70,6 +70,16 @@ async function spawnBroker(command: string, args: string[], port: number, cleanu
   };
 }
 
+/** A redis-server of its own on a free loopback port (its pub/sub traffic stays off the shared one). */
+export async function startRedis(): Promise<Broker> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'nest-resilience-rpc-redis-'));
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir];
+  return spawnBroker(process.env.REDIS_SERVER_BIN ?? 'redis-server', args, port, () =>
+    rmSync(dir, { recursive: true, force: true }),
+  );
+}
+
 /** Debian's nats-server on a free loopback port. */
 export async function startNats(): Promise<Broker> {
   const port = await freePort();
@@ -102,11 +112,6 @@ export interface TransportUnderTest {
   deadClient(deadPort: number): ClientOptions;
 }
 
-function redisAddress(): { host: string; port: number } {
-  const url = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
-  return { host: url.hostname, port: Number(url.port) };
-}
-
 export function tcpTransport(): TransportUnderTest {
   let port = 0;
   return {
@@ -122,12 +127,18 @@ export function tcpTransport(): TransportUnderTest {
 }
 
 export function redisTransport(): TransportUnderTest {
+  let broker: Broker | undefined;
+  const address = () => ({ host: '127.0.0.1', port: broker!.port });
   return {
     name: 'Redis',
-    async setUp() {},
-    async tearDown() {},
-    server: () => ({ transport: Transport.REDIS, options: { ...redisAddress() } }),
-    client: () => ({ transport: Transport.REDIS, options: { ...redisAddress() } }),
+    async setUp() {
+      broker = await startRedis();
+    },
+    async tearDown() {
+      await broker?.stop();
+    },
+    server: () => ({ transport: Transport.REDIS, options: address() }),
+    client: () => ({ transport: Transport.REDIS, options: address() }),
     deadClient: (dead) => ({ transport: Transport.REDIS, options: { host: '127.0.0.1', port: dead } }),
   };
 }
