@@ -2,6 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { ClientProxyFactory, Transport } from '@nestjs/microservices';
+import { lastValueFrom } from 'rxjs';
 import { ResiliencePipelineRegistry, ResilienceValidationError } from '../../src/core/index.js';
 import { ResilientClients } from '../../src/nest/rpc/index.js';
 
@@ -58,5 +59,31 @@ describe('ResilientClients.wrap', () => {
     ]);
     expect(registry.pipelineNames).toEqual(before);
     expect(clients.names).toEqual([]);
+  });
+
+  it('never sends a message that may not be repeated twice, whatever the pipeline retries', async () => {
+    const registry = new ResiliencePipelineRegistry({
+      pipelines: { greedy: { retry: { maxRetryAttempts: 2, delay: 0 } } }, // retries every error
+    });
+    const proxy = ClientProxyFactory.create({ transport: Transport.TCP, options: { host: '127.0.0.1', port: 1 } });
+    const orders = new ResilientClients(registry).wrap('orders', proxy, {
+      pipeline: 'greedy',
+      patterns: { 'order.place': { idempotent: false } },
+    });
+    try {
+      await expect(lastValueFrom(orders.emit('order.placed', { id: 1 }))).rejects.toMatchObject({
+        code: 'ECONNREFUSED',
+      });
+      expect(orders.metrics.attempts).toBe(1);
+      await expect(lastValueFrom(orders.send('order.place', { id: 1 }))).rejects.toMatchObject({
+        code: 'ECONNREFUSED',
+      });
+      expect(orders.metrics.attempts).toBe(2);
+      await expect(lastValueFrom(orders.send('order.get', { id: 1 }))).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+      expect(orders.metrics.attempts).toBe(5);
+    } finally {
+      proxy.close();
+      await registry.dispose();
+    }
   });
 });

@@ -202,6 +202,8 @@ export class ResilientClientProxy {
    */
   private attempt(ctx: ResilienceContext, call: RunningCall, start: () => Observable<unknown>): Promise<unknown[]> {
     if (call.aborted) return Promise.reject(call.reason);
+    // A message that may not be repeated is never sent twice, whatever the pipeline's predicates say.
+    if (ctx.attemptNumber > 0 && !call.info.retryable) return Promise.reject(call.firstError);
     this.counts.attempts++;
     const { replyTimeout } = call.plan;
     const signal = call.plan.abortable || call.hasSignal ? ctx.signal : undefined;
@@ -222,6 +224,7 @@ export class ResilientClientProxy {
       };
       const stop = (reason: unknown) => {
         if (!end()) return;
+        call.firstError ??= reason;
         subscription.unsubscribe();
         reject(reason);
       };
@@ -230,7 +233,9 @@ export class ResilientClientProxy {
       const subscription = start().subscribe({
         next: (value) => values.push(value),
         error: (error: unknown) => {
-          if (end()) reject(error);
+          if (!end()) return;
+          call.firstError ??= error;
+          reject(error);
         },
         complete: () => {
           if (end()) resolve(values);
@@ -253,6 +258,8 @@ class RunningCall {
   running: ((reason: unknown) => void) | undefined;
   /** The caller unsubscribed (nobody is told about the end). */
   unsubscribed = false;
+  /** What the first failed attempt ended with. */
+  firstError: unknown;
   private cancelled = false;
   private cancelReason: unknown;
   private readonly controller: AbortController | undefined;
@@ -260,7 +267,7 @@ class RunningCall {
 
   constructor(
     readonly plan: PatternPlan,
-    info: RpcCallInfo,
+    readonly info: RpcCallInfo,
     given: AbortSignal | undefined,
   ) {
     // Inside a decorated method or an intercepted handler, the call inherits that call's signal.
