@@ -190,7 +190,10 @@ export class ResilientClientProxy {
 
   private run(call: RunningCall, start: () => Observable<unknown>): Promise<unknown[]> {
     const done = call.plan.pipeline.execute((ctx) => this.attempt(ctx, call, start), call.context);
-    if (call.linked) done.then(call.release, call.release);
+    if (call.linked) {
+      const release = () => call.release();
+      done.then(release, release);
+    }
     return done;
   }
 
@@ -275,8 +278,13 @@ class RunningCall {
     // A signal per call is made only where signals are followed anyway (a caller's signal, a pipeline
     // that can abort attempts): AbortSignals are what costs most per call on a fast transport.
     if (this.parent || plan.abortable) this.controller = new AbortController();
-    if (this.parent?.aborted) this.controller!.abort(this.parent.reason);
-    else this.parent?.addEventListener('abort', this.onParentAbort, { once: true });
+    if (this.parent?.aborted) {
+      this.controller!.abort(this.parent.reason);
+    } else if (this.parent) {
+      const parent = this.parent;
+      this.onParentAbort = () => this.cancel(reasonOf(parent));
+      parent.addEventListener('abort', this.onParentAbort, { once: true });
+    }
     this.context = new ResilienceContext({
       operationKey: info.kind === 'send' ? plan.sendKey : plan.emitKey,
       signal: this.controller?.signal,
@@ -311,11 +319,12 @@ class RunningCall {
     return this.parent !== undefined;
   }
 
-  readonly release = (): void => {
-    if (this.parent) this.parent.removeEventListener('abort', this.onParentAbort);
-  };
+  /** Stops following the caller's signal (bound only for calls that follow one). */
+  release(): void {
+    if (this.onParentAbort) this.parent!.removeEventListener('abort', this.onParentAbort);
+  }
 
-  private readonly onParentAbort = (): void => this.cancel(reasonOf(this.parent!));
+  private readonly onParentAbort: (() => void) | undefined;
 }
 
 /** Whether a pipeline built from `config` may abort an attempt (unknown configurations may). */
