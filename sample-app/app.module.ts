@@ -7,6 +7,9 @@ import { DEMO_CLIENT, DemoIdentityProvider } from './auth/demo-identity.provider
 import { resiliencePipelines } from './config/resilience.config.js';
 import { SAMPLE_CONFIG, SampleConfigModule, type SampleConfig } from './config/sample.config.js';
 import { GatewayController } from './gateway/gateway.controller.js';
+import { RpcWeatherController } from './rpc/rpc-weather.controller.js';
+import { weatherRpcClients, WeatherRpcConfigModule } from './rpc/weather-rpc.config.js';
+import { WeatherRpcController } from './rpc/weather-rpc.controller.js';
 import { FlakyUpstreamServer } from './upstream/flaky-upstream.server.js';
 import { UpstreamStatusController } from './upstream/upstream-status.controller.js';
 import { WeatherController } from './weather/weather.controller.js';
@@ -25,6 +28,9 @@ class DemoIdentityModule {}
     }),
     // The gateway's client runs through the "gateway" pipeline of the configuration (a standard HTTP pipeline).
     ResilientHttpModule.register({ timeout: 5_000, pipeline: 'gateway' }),
+    // The weather upstream also served over TCP, and the resilient client that consumes it.
+    WeatherRpcConfigModule,
+    weatherRpcClients(),
     // Sign-in with PKCE: against OIDC_ISSUER when set, else against the built-in demo provider.
     OAuthModule.registerAsync({
       imports: [DemoIdentityModule],
@@ -44,7 +50,14 @@ class DemoIdentityModule {}
       },
     }),
   ],
-  controllers: [WeatherController, UpstreamStatusController, GatewayController, AuthController],
+  controllers: [
+    WeatherController,
+    UpstreamStatusController,
+    GatewayController,
+    AuthController,
+    WeatherRpcController,
+    RpcWeatherController,
+  ],
   providers: [FlakyUpstreamServer, WeatherService],
 })
 export class AppModule {}

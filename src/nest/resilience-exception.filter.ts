@@ -1,5 +1,6 @@
-import { Catch, HttpStatus, Inject, Optional, type ArgumentsHost } from '@nestjs/common';
+import { Catch, HttpStatus, Inject, Logger, Optional, type ArgumentsHost } from '@nestjs/common';
 import { BaseExceptionFilter, HttpAdapterHost } from '@nestjs/core';
+import { throwError, type Observable } from 'rxjs';
 import {
   BrokenCircuitError,
   isBrokenCircuitError,
@@ -12,6 +13,7 @@ import {
 } from '../core/index.js';
 import { RESILIENCE_MODULE_OPTIONS } from './resilience.module-definition.js';
 import type { ResilienceModuleOptions } from './resilience-module-options.interface.js';
+import { toResilienceRpcError } from './rpc/resilience-rpc.error.js';
 
 /** The HTTP answer for a resilience rejection. @publicApi */
 export interface ResilienceHttpError {
@@ -57,7 +59,9 @@ export function toResilienceHttpError(error: unknown): ResilienceHttpError | und
 /**
  * Answers resilience rejections with the right HTTP status and `Retry-After` (see
  * `toResilienceHttpError`), on Express and Fastify alike. Registered globally by `ResilienceModule`
- * unless `httpErrorMapping: false`; other errors go on to Nest's own handling.
+ * unless `httpErrorMapping: false`; other errors go on to Nest's own handling. In an RPC handler
+ * (`@MessagePattern`, `@EventPattern`) the reply is the `ResilienceRpcError` payload at once (see
+ * `toResilienceRpcError`), or Nest's RPC answer for an unknown error when the mapping is off.
  *
  * @publicApi
  */
@@ -70,7 +74,9 @@ export class ResilienceExceptionFilter extends BaseExceptionFilter {
     super(adapterHost.httpAdapter);
   }
 
-  override catch(exception: unknown, host: ArgumentsHost): void {
+  override catch(exception: unknown, host: ArgumentsHost): Observable<never> | void {
+    // An RPC context has no HTTP adapter and wants an Observable that errors with the reply.
+    if (host.getType() === 'rpc') return this.catchRpc(exception);
     const mapped = this.options?.httpErrorMapping === false ? undefined : toResilienceHttpError(exception);
     const adapter = this.adapterHost.httpAdapter;
     if (!mapped || host.getType() !== 'http' || !adapter) {
@@ -86,4 +92,14 @@ export class ResilienceExceptionFilter extends BaseExceptionFilter {
       mapped.status,
     );
   }
+
+  private catchRpc(exception: unknown): Observable<never> {
+    const payload = this.options?.httpErrorMapping === false ? undefined : toResilienceRpcError(exception);
+    if (payload) return throwError(() => payload);
+    // What Nest's own RPC filter answers for an error that is not an `RpcException`.
+    rpcLogger.error(exception);
+    return throwError(() => ({ status: 'error', message: 'Internal server error' }));
+  }
 }
+
+const rpcLogger = new Logger('RpcExceptionsHandler');

@@ -1,0 +1,51 @@
+import { types } from 'node:util';
+import {
+  isBrokenCircuitError,
+  isIsolatedCircuitError,
+  isRateLimiterRejectedError,
+  isTimeoutRejectedError,
+} from '../../core/index.js';
+
+/**
+ * The error an RPC handler answers with when its pipeline rejects the call: the same statuses as the HTTP
+ * mapping (open or isolated circuit → 503, rate limiter → 429, timeout → 504) and `retryAfter` in
+ * **milliseconds** (`null` when unknown), which a resilient client's retry honours. Plain data, so every
+ * transport's serializer carries it unchanged.
+ *
+ * @publicApi
+ */
+export interface ResilienceRpcError {
+  readonly status: 429 | 503 | 504;
+  readonly error: 'Too Many Requests' | 'Service Unavailable' | 'Gateway Timeout';
+  readonly message: string;
+  readonly retryAfter: number | null;
+}
+
+/** The `ResilienceRpcError` for a resilience rejection; anything else: `undefined`. @publicApi */
+export function toResilienceRpcError(error: unknown): ResilienceRpcError | undefined {
+  const message = (error as Error | undefined)?.message ?? '';
+  const wait = (ms: number | undefined): number | null => (ms === undefined ? null : Math.max(0, Math.ceil(ms)));
+  if (isBrokenCircuitError(error)) {
+    return { status: 503, error: 'Service Unavailable', message, retryAfter: wait(error.retryAfter) };
+  }
+  if (isIsolatedCircuitError(error)) return { status: 503, error: 'Service Unavailable', message, retryAfter: null };
+  if (isRateLimiterRejectedError(error)) {
+    return { status: 429, error: 'Too Many Requests', message, retryAfter: wait(error.retryAfter) };
+  }
+  if (isTimeoutRejectedError(error)) return { status: 504, error: 'Gateway Timeout', message, retryAfter: null };
+  return undefined;
+}
+
+/**
+ * True for a `ResilienceRpcError` received from a remote handler (after deserialization: a plain object
+ * with a 429, 503 or 504 `status`, an `error` and a `message`).
+ *
+ * @publicApi
+ */
+export function isResilienceRpcError(value: unknown): value is ResilienceRpcError {
+  if (typeof value !== 'object' || value === null || value instanceof Error || types.isNativeError(value)) return false;
+  const { status, error, message } = value as Record<string, unknown>;
+  return (
+    (status === 429 || status === 503 || status === 504) && typeof error === 'string' && typeof message === 'string'
+  );
+}

@@ -1,0 +1,192 @@
+import {
+  OptionsValidator,
+  ResiliencePipelineRegistry,
+  ResilienceValidationError,
+  type OutcomePredicate,
+  type PipelineConfig,
+} from '../../core/index.js';
+import type { RemoteRpcErrorPredicate } from './rpc.predicates.js';
+import {
+  buildStandardRpcPipeline,
+  STANDARD_RPC_PIPELINE,
+  standardRpcPipeline,
+  type StandardRpcPipelineOptions,
+} from './standard-rpc-pipeline.js';
+
+/** How one message pattern of a client is sent. @publicApi */
+export interface ResilientPatternOptions {
+  /** A registered pipeline for this pattern instead of the client's. */
+  pipeline?: string;
+  /**
+   * May a message of this pattern be repeated? `emit` is retried only when true (default false: an event
+   * might be handled twice); `send` is retried unless false.
+   */
+  idempotent?: boolean;
+  /** Retry errors the remote handler returned (`RpcException` payloads): all (`true`), or those a predicate accepts. Default false. */
+  retryRemoteErrors?: boolean | RemoteRpcErrorPredicate;
+  /** Count errors the remote handler returned as circuit-breaker failures. Default false. */
+  countRemoteErrors?: boolean | RemoteRpcErrorPredicate;
+  /**
+   * How long each attempt waits for its reply, in milliseconds: then the attempt fails with
+   * `TimeoutRejectedError` (a transport failure: retried, counted) and its pending reply is dropped.
+   * Cheaper than a pipeline `timeout` on a fast transport (no `AbortSignal` per attempt). Default none.
+   */
+  replyTimeout?: number;
+}
+
+/** A resilient client, as data: its pipeline and per-pattern choices. @publicApi */
+export interface ResilientClientOptions extends Omit<ResilientPatternOptions, 'pipeline'> {
+  /**
+   * The registered pipeline every message runs through, or options of the standard RPC pipeline
+   * (registered as `rpc:<client>`). Default `rpc-standard` (the standard pipeline with its defaults).
+   */
+  pipeline?: string | StandardRpcPipelineOptions;
+  /** One pipeline instance (one circuit) per pattern instead of one per client. Default false. */
+  perPattern?: boolean;
+  /** Per-pattern options, keyed by the pattern (an object pattern by Nest's route string, e.g. `{"cmd":"sum"}`). */
+  patterns?: Record<string, ResilientPatternOptions>;
+}
+
+/** A client's options once validated and its pipeline registered. @internal */
+export interface ResilientClientSettings {
+  readonly name: string;
+  readonly pipeline: string;
+  readonly perPattern: boolean;
+  readonly defaults: ResilientPatternOptions;
+  readonly patterns: ReadonlyMap<string, ResilientPatternOptions>;
+}
+
+const CLIENT_KEYS = [
+  'pipeline',
+  'perPattern',
+  'patterns',
+  'idempotent',
+  'retryRemoteErrors',
+  'countRemoteErrors',
+  'replyTimeout',
+];
+const PATTERN_KEYS = ['pipeline', 'idempotent', 'retryRemoteErrors', 'countRemoteErrors', 'replyTimeout'];
+
+function flagOrPredicate(v: OptionsValidator, path: string, value: unknown): void {
+  if (value !== undefined && typeof value !== 'boolean' && typeof value !== 'function') {
+    v.add(path, value, 'must be a boolean or a function');
+  }
+}
+
+function pipelineName(v: OptionsValidator, path: string, value: unknown, known: ReadonlySet<string>): void {
+  if (typeof value !== 'string' || value === '') {
+    v.add(path, value, 'must be the name of a registered pipeline');
+  } else if (!known.has(value)) {
+    v.add(path, value, `is not a registered pipeline (known: ${[...known].sort().join(', ') || 'none'})`);
+  }
+}
+
+/**
+ * Validates every client (all problems of all clients in one `ResilienceValidationError`), registers the
+ * pipelines the clients define (the standard one under `rpc-standard`, standard options under
+ * `rpc:<client>`) and returns each client's settings. Nothing is registered when anything is invalid.
+ *
+ * @internal
+ */
+export function resolveClientSettings(
+  clients: unknown,
+  registry: ResiliencePipelineRegistry,
+  path = 'clients',
+): Map<string, ResilientClientSettings> {
+  const v = new OptionsValidator('');
+  const result = new Map<string, ResilientClientSettings>();
+  if (typeof clients !== 'object' || clients === null || Array.isArray(clients)) {
+    v.add(path, clients, 'must be an object of named clients').throwIfInvalid('Invalid resilient RPC clients');
+  }
+  const known = new Set(registry.pipelineNames);
+  const toRegister: Record<string, PipelineConfig> = {};
+  const definedAt = new Map<string, string>();
+  const wantsStandard = (name: string) => name === STANDARD_RPC_PIPELINE && !registry.pipelineNames.includes(name);
+  for (const [name, raw] of Object.entries(clients as Record<string, unknown>)) {
+    const at = `${path}.${name}`;
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+      v.add(at, raw, 'must be an object');
+      continue;
+    }
+    const options = raw as ResilientClientOptions;
+    v.child(at).knownKeys(options, CLIENT_KEYS);
+    let pipeline: string;
+    if (options.pipeline === undefined || typeof options.pipeline === 'string') {
+      pipeline = options.pipeline ?? STANDARD_RPC_PIPELINE;
+      if (wantsStandard(pipeline)) {
+        toRegister[pipeline] = standardRpcPipeline();
+        known.add(pipeline);
+      }
+      pipelineName(v, `${at}.pipeline`, pipeline, known);
+    } else {
+      pipeline = `rpc:${name}`;
+      toRegister[pipeline] = buildStandardRpcPipeline(options.pipeline, v.child(`${at}.pipeline`));
+      definedAt.set(pipeline, `${at}.pipeline`);
+      known.add(pipeline);
+    }
+    if (options.perPattern !== undefined) v.boolean(`${at}.perPattern`, options.perPattern);
+    if (options.idempotent !== undefined) v.boolean(`${at}.idempotent`, options.idempotent);
+    flagOrPredicate(v, `${at}.retryRemoteErrors`, options.retryRemoteErrors);
+    flagOrPredicate(v, `${at}.countRemoteErrors`, options.countRemoteErrors);
+    v.duration(`${at}.replyTimeout`, options.replyTimeout, { min: 1 });
+    const patterns = new Map<string, ResilientPatternOptions>();
+    if (options.patterns !== undefined) {
+      if (typeof options.patterns !== 'object' || options.patterns === null || Array.isArray(options.patterns)) {
+        v.add(`${at}.patterns`, options.patterns, 'must be an object keyed by pattern');
+      } else {
+        for (const [pattern, p] of Object.entries(options.patterns)) {
+          const pAt = `${at}.patterns.${pattern}`;
+          if (typeof p !== 'object' || p === null || Array.isArray(p)) {
+            v.add(pAt, p, 'must be an object');
+            continue;
+          }
+          v.child(pAt).knownKeys(p, PATTERN_KEYS);
+          if (p.pipeline !== undefined) {
+            if (wantsStandard(p.pipeline)) {
+              toRegister[p.pipeline] = standardRpcPipeline();
+              known.add(p.pipeline);
+            }
+            pipelineName(v, `${pAt}.pipeline`, p.pipeline, known);
+          }
+          if (p.idempotent !== undefined) v.boolean(`${pAt}.idempotent`, p.idempotent);
+          flagOrPredicate(v, `${pAt}.retryRemoteErrors`, p.retryRemoteErrors);
+          flagOrPredicate(v, `${pAt}.countRemoteErrors`, p.countRemoteErrors);
+          v.duration(`${pAt}.replyTimeout`, p.replyTimeout, { min: 1 });
+          patterns.set(pattern, p);
+        }
+      }
+    }
+    const { idempotent, retryRemoteErrors, countRemoteErrors, replyTimeout } = options;
+    result.set(name, {
+      name,
+      pipeline,
+      perPattern: options.perPattern ?? false,
+      defaults: { idempotent, retryRemoteErrors, countRemoteErrors, replyTimeout },
+      patterns,
+    });
+  }
+  const fresh = Object.fromEntries(Object.entries(toRegister).filter(([n]) => !registry.pipelineNames.includes(n)));
+  // Validate the pipelines the clients define along with the clients, so one error lists everything.
+  for (const [name, config] of Object.entries(fresh)) {
+    try {
+      new ResiliencePipelineRegistry({ predicates: predicatesOf(registry) }).addPipelines({ [name]: config });
+    } catch (error) {
+      if (!(error instanceof ResilienceValidationError)) throw error;
+      const prefix = `pipelines.${name}`;
+      const at = definedAt.get(name) ?? path;
+      v.addIssues(error.issues.map((i) => ({ ...i, path: `${at}${i.path.slice(prefix.length)}` })));
+    }
+  }
+  v.throwIfInvalid('Invalid resilient RPC clients');
+  if (Object.keys(fresh).length > 0) registry.addPipelines(fresh);
+  return result;
+}
+
+function predicatesOf(registry: ResiliencePipelineRegistry): Record<string, OutcomePredicate<unknown>> {
+  const entries: [string, OutcomePredicate<unknown>][] = [];
+  for (const name of registry.predicates.names) {
+    const predicate = registry.predicates.get(name);
+    if (predicate) entries.push([name, predicate]);
+  }
+  return Object.fromEntries(entries);
+}

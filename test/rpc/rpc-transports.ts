@@ -1,0 +1,190 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Transport, type ClientOptions, type MicroserviceOptions } from '@nestjs/microservices';
+
+/** A loopback port nothing listens on right now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Resolves once something accepts connections on the port (bounded). */
+export async function waitForPort(port: number, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1');
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+    if (open) return;
+    if (Date.now() > deadline) throw new Error(`nothing listens on 127.0.0.1:${port}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** A broker process started for a test file, stopped (and awaited) by `stop`. */
+export interface Broker {
+  readonly port: number;
+  stop(): Promise<void>;
+}
+
+async function spawnBroker(command: string, args: string[], port: number, cleanup?: () => void): Promise<Broker> {
+  const child: ChildProcess = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let output = '';
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  try {
+    await Promise.race([
+      waitForPort(port),
+      exited.then(() => {
+        throw new Error(`${command} exited: ${output}`);
+      }),
+    ]);
+  } catch (error) {
+    child.kill('SIGKILL');
+    await exited;
+    cleanup?.();
+    throw error;
+  }
+  return {
+    port,
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await exited;
+      child.stderr!.destroy();
+      cleanup?.();
+    },
+  };
+}
+
+/** A redis-server of its own on a free loopback port (its pub/sub traffic stays off the shared one). */
+export async function startRedis(): Promise<Broker> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'nest-resilience-rpc-redis-'));
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir];
+  return spawnBroker(process.env.REDIS_SERVER_BIN ?? 'redis-server', args, port, () =>
+    rmSync(dir, { recursive: true, force: true }),
+  );
+}
+
+/** Debian's nats-server on a free loopback port. */
+export async function startNats(): Promise<Broker> {
+  const port = await freePort();
+  return spawnBroker(
+    process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server',
+    ['-a', '127.0.0.1', '-p', String(port)],
+    port,
+  );
+}
+
+/** Debian's mosquitto on a free loopback port (anonymous, no persistence). */
+export async function startMosquitto(): Promise<Broker> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'nest-resilience-mqtt-'));
+  const config = join(dir, 'mosquitto.conf');
+  writeFileSync(config, `listener ${port} 127.0.0.1\nallow_anonymous true\npersistence false\n`);
+  return spawnBroker(process.env.MOSQUITTO_BIN ?? '/usr/sbin/mosquitto', ['-c', config], port, () =>
+    rmSync(dir, { recursive: true, force: true }),
+  );
+}
+
+/** One transport under test: how servers listen and clients connect, and an address nothing serves. */
+export interface TransportUnderTest {
+  readonly name: string;
+  setUp(): Promise<void>;
+  tearDown(): Promise<void>;
+  server(): MicroserviceOptions;
+  client(): ClientOptions;
+  /** A client of a broker (or server) that is not there: every call fails as a transport failure. */
+  deadClient(deadPort: number): ClientOptions;
+}
+
+export function tcpTransport(): TransportUnderTest {
+  let port = 0;
+  return {
+    name: 'TCP',
+    async setUp() {
+      port = await freePort();
+    },
+    async tearDown() {},
+    server: () => ({ transport: Transport.TCP, options: { host: '127.0.0.1', port } }),
+    client: () => ({ transport: Transport.TCP, options: { host: '127.0.0.1', port } }),
+    deadClient: (dead) => ({ transport: Transport.TCP, options: { host: '127.0.0.1', port: dead } }),
+  };
+}
+
+export function redisTransport(): TransportUnderTest {
+  let broker: Broker | undefined;
+  const address = () => ({ host: '127.0.0.1', port: broker!.port });
+  return {
+    name: 'Redis',
+    async setUp() {
+      broker = await startRedis();
+    },
+    async tearDown() {
+      await broker?.stop();
+    },
+    server: () => ({ transport: Transport.REDIS, options: address() }),
+    client: () => ({ transport: Transport.REDIS, options: address() }),
+    deadClient: (dead) => ({ transport: Transport.REDIS, options: { host: '127.0.0.1', port: dead } }),
+  };
+}
+
+export function natsTransport(): TransportUnderTest {
+  let broker: Broker | undefined;
+  const url = () => `nats://127.0.0.1:${broker!.port}`;
+  return {
+    name: 'NATS',
+    async setUp() {
+      broker = await startNats();
+    },
+    async tearDown() {
+      await broker?.stop();
+    },
+    server: () => ({ transport: Transport.NATS, options: { servers: [url()] } }),
+    client: () => ({ transport: Transport.NATS, options: { servers: [url()] } }),
+    deadClient: (dead) => ({ transport: Transport.NATS, options: { servers: [`nats://127.0.0.1:${dead}`] } }),
+  };
+}
+
+export function mqttTransport(): TransportUnderTest {
+  let broker: Broker | undefined;
+  const url = () => `mqtt://127.0.0.1:${broker!.port}`;
+  return {
+    name: 'MQTT',
+    async setUp() {
+      broker = await startMosquitto();
+    },
+    async tearDown() {
+      await broker?.stop();
+    },
+    server: () => ({ transport: Transport.MQTT, options: { url: url() } }),
+    client: () => ({ transport: Transport.MQTT, options: { url: url() } }),
+    deadClient: (dead) => ({
+      transport: Transport.MQTT,
+      options: { url: `mqtt://127.0.0.1:${dead}`, reconnectPeriod: 0 },
+    }),
+  };
+}
+
+/** Waits, turning the event loop (real time, bounded), until `condition` holds. */
+export async function waitUntil(condition: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
