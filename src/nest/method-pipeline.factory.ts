@@ -160,7 +160,7 @@ function planNamedPipeline(spec: unknown, step: PlanStep): string | undefined {
     type: 'pipeline',
     options: {},
     label: decorator,
-    create: () => ({ execute: (next, context) => named.execute((ctx) => next(ctx), context) }),
+    create: () => named.asStrategy(),
   });
   return `Pipeline(${name})`;
 }

@@ -41,6 +41,7 @@ export class ResiliencePipeline<T = unknown> {
   readonly _components: PipelineComponents | undefined;
   private readonly head: StrategyNext<unknown>;
   private readonly telemetry: StrategyTelemetry | undefined;
+  private nested: ResilienceStrategy<unknown> | undefined;
 
   /** @internal Use `ResiliencePipelineBuilder`. */
   constructor(components: PipelineComponents | undefined) {
@@ -85,6 +86,24 @@ export class ResiliencePipeline<T = unknown> {
       // Only a faulty custom strategy throws synchronously; callers still get a rejection.
       return Promise.reject(error);
     }
+  }
+
+  /**
+   * This pipeline as one strategy of another: its strategies run in its place, around the rest of the
+   * outer pipeline, on the outer call's context (one callback, one attempt count). A pipeline handed out
+   * by a registry keeps following its reloads. Use it with `builder.addStrategy`; `addPipeline` copies
+   * the strategies of a fixed pipeline instead.
+   */
+  asStrategy(): ResilienceStrategy<unknown> {
+    return (this.nested ??= { execute: (next, context) => this.executeNested(next, context) });
+  }
+
+  /** Runs the strategies of this pipeline with `next` as the innermost step. */
+  protected executeNested(next: StrategyNext<unknown>, context: ResilienceContext): Promise<unknown> {
+    const strategies = this._components?.strategies ?? [];
+    const step = (index: number, ctx: ResilienceContext): Promise<unknown> =>
+      index === strategies.length ? next(ctx) : strategies[index].execute((c) => step(index + 1, c), ctx);
+    return step(0, context);
   }
 
   /** The strategies of this pipeline, outermost first (those of a nested pipeline in its place). */

@@ -12,7 +12,7 @@ import { limiterFromOptions, type RateLimiterStrategyOptions } from '../rate-lim
 import { ResiliencePipelineBuilder } from '../pipeline/resilience-pipeline.builder.js';
 import { ResiliencePipeline, type ResilienceStrategyDescription } from '../pipeline/resilience.pipeline.js';
 import { SHARED_LIMITER_SERVICE } from '../rate-limiter/rate-limiter.registration.js';
-import type { StrategyConfigEnvironment, StrategyServiceKey } from '../resilience-strategy.interface.js';
+import type { StrategyConfigEnvironment, StrategyNext, StrategyServiceKey } from '../resilience-strategy.interface.js';
 import { ResilienceValidationError, UnknownPipelineError } from '../resilience.errors.js';
 import type { TelemetryListener } from '../telemetry/resilience-event.model.js';
 import { systemTimeProvider, type TimeProvider } from '../time/time.provider.js';
@@ -75,6 +75,10 @@ class RegisteredPipeline<T> extends ResiliencePipeline<T> {
 
   override describe(): readonly ResilienceStrategyDescription[] {
     return this.current.describe();
+  }
+
+  protected override executeNested(next: StrategyNext<unknown>, context: ResilienceContext): Promise<unknown> {
+    return this.current.asStrategy().execute(next, context);
   }
 }
 
