@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { RedisAvailability, type StoreLogger } from './redis-availability.js';
 import { withTimeout } from './redis.util.js';
 import {
@@ -17,6 +17,7 @@ import {
   type TimeProvider,
 } from '../core/internal.js';
 import { CIRCUIT_SCRIPT } from './redis-circuit-state.scripts.js';
+import { SuccessBatcher, type SuccessPayload } from './redis-success.batcher.js';
 
 /** What the store does while Redis cannot be reached. @publicApi */
 export type StoreOutageMode =
@@ -29,8 +30,11 @@ export type StoreOutageMode =
 
 /** @publicApi */
 export interface RedisCircuitBreakerStateStoreOptions {
-  /** An ioredis client. The store never closes a client it was given. */
-  client: Redis;
+  /**
+   * An ioredis client: a `Redis` (one server, or a Sentinel-managed primary) or a `Cluster`. The store
+   * never closes a client it was given.
+   */
+  client: Redis | Cluster;
   /** Namespaces the keys (one per application). Default `nest-resilience`. */
   keyPrefix?: string;
   /** The longest a call waits for Redis before the outage mode takes over, in ms. Default 100. */
@@ -45,19 +49,16 @@ export interface RedisCircuitBreakerStateStoreOptions {
    * seeing an opening elsewhere up to `localCacheTtl` late. Default 0 (every call asks Redis).
    */
   localCacheTtl?: number;
-  /** Successes are sent with the next call; at the latest after this many ms. Default 100. */
+  /**
+   * Successes are sent with the next call; at the latest after this many ms (or `localCacheTtl`, if
+   * longer). Each carries the time it happened. Default 100.
+   */
   flushInterval?: number;
   /** Told once when Redis becomes unreachable and once when it is back. Default: `console`. */
   logger?: StoreLogger;
   /** Called on each outage and recovery (e.g. to emit telemetry). */
   onAvailabilityChange?: (available: boolean, error?: unknown) => void;
   timeProvider?: TimeProvider;
-}
-
-interface PendingSuccesses {
-  generation: number;
-  count: number;
-  at: number;
 }
 
 type ScriptReply = (string | number | null)[];
@@ -83,17 +84,15 @@ interface LocalPermit extends CircuitPermit {
  * @publicApi
  */
 export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
-  private readonly client: Redis;
+  private readonly client: Redis | Cluster;
   private readonly prefix: string;
   private readonly operationTimeout: number;
   private readonly outageMode: StoreOutageMode;
   private readonly cacheTtl: number;
-  private readonly flushInterval: number;
   private readonly time: TimeProvider;
   private readonly local = new InMemoryCircuitBreakerStateStore();
-  private readonly pending = new Map<string, { policy: CircuitPolicy; successes: PendingSuccesses }>();
+  private readonly pending: SuccessBatcher;
   private readonly closedUntil = new Map<string, { until: number; generation: number }>();
-  private flushTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly availability: RedisAvailability;
   private readonly touchedLocally = new Map<string, CircuitPolicy>();
 
@@ -103,8 +102,12 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
     this.operationTimeout = options.operationTimeout ?? 100;
     this.outageMode = options.outageMode ?? 'local';
     this.cacheTtl = options.localCacheTtl ?? 0;
-    this.flushInterval = options.flushInterval ?? 100;
     this.time = options.timeProvider ?? systemTimeProvider;
+    this.pending = new SuccessBatcher({
+      flushAfter: Math.max(options.flushInterval ?? 100, this.cacheTtl),
+      time: this.time,
+      flush: () => void this.flush(),
+    });
     this.availability = new RedisAvailability({
       what: 'Redis circuit-breaker store',
       outageMode: this.outageMode,
@@ -170,7 +173,7 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
     if ((permit as LocalPermit).origin === LOCAL) return this.local.record(key, policy, permit, result, now);
     if (result === 'success' && !permit.probe) {
       // Closed-path successes never change the state: send them with the next call.
-      this.addPending(key, policy, permit.generation, now);
+      this.pending.add(key, policy, permit.generation, now);
       return undefined;
     }
     this.closedUntil.delete(key);
@@ -234,13 +237,20 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
 
   /** Sends the successes still waiting, and stops the flush timer. Call before closing the client. */
   async flush(): Promise<void> {
-    if (this.flushTimer) clearTimeout(this.flushTimer);
-    this.flushTimer = undefined;
-    const entries = [...this.pending.entries()];
-    this.pending.clear();
+    const batches = this.pending.takeAll();
+    if (batches.length === 0) return;
+    if (this.availability.skip) return; // Redis is away: these successes would only lower failure ratios late
+    const now = this.time.now();
     await Promise.all(
-      entries.map(([key, { policy, successes }]) =>
-        this.send(key, policy, successes.at, 'export', [], successes).catch(() => undefined),
+      batches.map(({ key, policy, payload }) =>
+        this.send(key, policy, now, 'export', [], payload).then(
+          () => {
+            if (this.availability.answered()) this.resync();
+          },
+          (error: unknown) => {
+            if (this.availability.failed(error)) this.closedUntil.clear();
+          },
+        ),
       ),
     );
   }
@@ -273,7 +283,7 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
     fallback: () => R,
   ): R | Promise<R> {
     if (this.availability.skip) return fallback();
-    const pending = this.takePending(key);
+    const pending = this.pending.take(key);
     return this.send(key, policy, now, op, args, pending).then(
       async (reply) => {
         if (this.availability.answered()) this.resync();
@@ -318,7 +328,7 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
     op: string,
     args: (string | number)[],
   ): Promise<ScriptReply> {
-    return this.send(key, policy, now, op, args, this.takePending(key));
+    return this.send(key, policy, now, op, args, this.pending.take(key));
   }
 
   /** One script call, raced against the operation timeout. */
@@ -328,7 +338,7 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
     now: number,
     op: string,
     args: (string | number)[],
-    pending?: PendingSuccesses,
+    pending?: SuccessPayload,
   ): Promise<ScriptReply> {
     const [hashKey, ringKey] = this.keysFor(key);
     const ttl = Math.max(
@@ -355,38 +365,10 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
       policy.maxHalfOpenWait,
       ttl,
       pending?.generation ?? -1,
-      pending?.count ?? 0,
-      pending?.at ?? now,
+      pending?.groups ?? '',
       ...args,
     );
     return withTimeout(command, this.operationTimeout);
-  }
-
-  private addPending(key: string, policy: CircuitPolicy, generation: number, now: number): void {
-    const entry = this.pending.get(key);
-    if (entry && entry.successes.generation === generation) {
-      entry.successes.count++;
-      entry.successes.at = now;
-    } else {
-      this.pending.set(key, { policy, successes: { generation, count: 1, at: now } });
-    }
-    if (!this.flushTimer) {
-      this.flushTimer = setTimeout(
-        () => {
-          this.flushTimer = undefined;
-          void this.flush();
-        },
-        Math.max(this.flushInterval, this.cacheTtl),
-      );
-      this.flushTimer.unref?.();
-    }
-  }
-
-  private takePending(key: string): PendingSuccesses | undefined {
-    const entry = this.pending.get(key);
-    if (!entry) return undefined;
-    this.pending.delete(key);
-    return entry.successes;
   }
 
   private localAcquire(key: string, policy: CircuitPolicy, now: number): CircuitAcquireResult {
