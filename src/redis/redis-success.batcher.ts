@@ -33,7 +33,8 @@ export interface SuccessPayload {
  */
 export class SuccessBatcher {
   private readonly batches = new Map<string, Batch>();
-  private timer: TimerHandle | undefined;
+  private timer: TimerHandle;
+  private timing = false;
 
   constructor(
     private readonly options: {
@@ -79,13 +80,13 @@ export class SuccessBatcher {
         }
       }
     }
-    if (this.timer === undefined) {
-      const handle = this.options.time.setTimeout(() => {
-        this.timer = undefined;
+    if (!this.timing) {
+      this.timing = true;
+      this.timer = this.options.time.setTimeout(() => {
+        this.timing = false;
         this.options.flush();
       }, this.options.flushAfter);
-      (handle as { unref?: () => void } | undefined)?.unref?.();
-      this.timer = handle;
+      (this.timer as { unref?: () => void } | undefined)?.unref?.();
     }
   }
 
@@ -110,8 +111,8 @@ export class SuccessBatcher {
   }
 
   stop(): void {
-    if (this.timer !== undefined) this.options.time.clearTimeout(this.timer);
-    this.timer = undefined;
+    if (this.timing) this.options.time.clearTimeout(this.timer);
+    this.timing = false;
   }
 }
 
