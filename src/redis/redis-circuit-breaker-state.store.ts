@@ -74,8 +74,8 @@ interface LocalPermit extends CircuitPermit {
  * Circuit-breaker state in Redis, shared by every process of an application: admission and outcome
  * recording are one atomic Lua script each, so across any number of instances a half-open circuit hands
  * out exactly `permittedCallsInHalfOpen` probes and an opening is seen by every instance on its next call.
- * All four breaker kinds work (time-window buckets live in Redis with an expiry; count windows in a
- * capped list). Successes are piggybacked on the next call, so the closed path costs one round trip.
+ * All four breaker kinds work; each circuit is one hash (its buckets or count window included), so a
+ * script touches one key and one cluster slot. Successes are piggybacked on the next call, so the closed path costs one round trip.
  *
  * When Redis is slow or down, no call waits longer than `operationTimeout`: the store switches to its
  * outage mode, logs once, and tries Redis again after `retryInterval`. Circuits that opened locally during
@@ -117,7 +117,7 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
       onChange: options.onAvailabilityChange,
     });
     if (typeof (this.client as { nestResilienceCircuit?: unknown }).nestResilienceCircuit !== 'function') {
-      this.client.defineCommand('nestResilienceCircuit', { numberOfKeys: 2, lua: CIRCUIT_SCRIPT });
+      this.client.defineCommand('nestResilienceCircuit', { numberOfKeys: 1, lua: CIRCUIT_SCRIPT });
     }
   }
 
@@ -126,10 +126,12 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
     return this.availability.isDegraded;
   }
 
-  /** The Redis keys of a circuit: its hash and its count-window list, in one hash slot. */
-  keysFor(circuitKey: string): [string, string] {
-    const base = `${this.prefix}:cb:{${circuitKey}}`;
-    return [base, `${base}:ring`];
+  /**
+   * The Redis key of a circuit: one hash, `<keyPrefix>:cb:{<circuit key>}`. Hash-tagged, so anything
+   * added for the circuit later stays in its cluster slot.
+   */
+  keyFor(circuitKey: string): string {
+    return `${this.prefix}:cb:{${circuitKey}}`;
   }
 
   acquire(key: string, policy: CircuitPolicy, now: number): CircuitAcquireResult | Promise<CircuitAcquireResult> {
@@ -340,7 +342,6 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
     args: (string | number)[],
     pending?: SuccessPayload,
   ): Promise<ScriptReply> {
-    const [hashKey, ringKey] = this.keysFor(key);
     const ttl = Math.max(
       60_000,
       2 * (policy.kind === 'time-window' || policy.kind === 'slow-call' ? policy.samplingDuration : 0),
@@ -349,8 +350,7 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
     const command = (
       this.client as unknown as { nestResilienceCircuit: (...a: unknown[]) => Promise<ScriptReply> }
     ).nestResilienceCircuit(
-      hashKey,
-      ringKey,
+      this.keyFor(key),
       op,
       now,
       policy.kind,

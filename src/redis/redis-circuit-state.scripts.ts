@@ -2,7 +2,7 @@
  * The circuit state machine in Lua, run atomically by Redis per circuit: the same rules as
  * `CircuitStateMachine` (the in-memory store), so every process sharing a Redis sees one circuit.
  *
- * KEYS[1] the circuit's hash, KEYS[2] its count-window ring (a list).
+ * KEYS[1] the circuit's hash: its only key, so a script never touches two keys (nor two cluster slots).
  * ARGV: op, now, then the policy (kind, failureThreshold, failureRatio, minimumThroughput,
  * samplingDuration, windowSize, breakDuration, permitted, successThreshold, maxHalfOpenWait, ttl),
  * then the successes recorded but not yet sent (their generation, and "time:count,…" oldest first), then
@@ -14,12 +14,12 @@
  * Hash fields: st state, gen generation, bu blockedUntil, lbd lastBreakDuration, hos halfOpenSince,
  * hoa halfOpenAttempts, pi probesIssued, ps probesSucceeded, lta lastTransitionAt, cf consecutive
  * failures, ft their times ("t,t,…"), ls the time of the last success that ended a run, w time-window
- * buckets ("start:successes:failures|…"), rc ring count, rf ring failures.
+ * buckets ("start:successes:failures|…"), rg the count window ("<0|1>:time,…", oldest first).
  *
  * @internal
  */
 export const CIRCUIT_SCRIPT = `
-local h, ring = KEYS[1], KEYS[2]
+local h = KEYS[1]
 local op = ARGV[1]
 local now = tonumber(ARGV[2])
 local kind = ARGV[3]
@@ -50,8 +50,7 @@ local ps = tonumber(s.ps or '0')
 local lta = tonumber(s.lta or '0')
 local cf = tonumber(s.cf or '0')
 local w = s.w or ''
-local rc = tonumber(s.rc or '0')
-local rf = tonumber(s.rf or '0')
+local rc, rf = 0, 0
 local changed = false
 
 -- time-window buckets --------------------------------------------------------------------------------
@@ -99,31 +98,38 @@ local function saveRun()
   cf = #ft
 end
 
--- count window: a list of "<0|1>:<time>", oldest first -----------------------------------------------
-local function ringTime(entry)
-  return tonumber(string.sub(entry, 3)) or 0
+-- count window: the last windowSize outcomes with their times, oldest first ------------------------------
+local ringFailed, ringTimes = {}, {}
+if kind == 'count-window' and s.rg and s.rg ~= '' then
+  for f, t in string.gmatch(s.rg, '([01]):(%d+)') do
+    rc = rc + 1; ringFailed[rc] = f == '1'; ringTimes[rc] = tonumber(t)
+    if f == '1' then rf = rf + 1 end
+  end
 end
 local function ringInsert(failed, count, t)
-  local value = (failed and '1:' or '0:') .. t
-  local last = redis.call('LINDEX', ring, -1)
-  if not last or ringTime(last) <= t then
-    for _ = 1, count do redis.call('RPUSH', ring, value) end
-  else
-    local entries = redis.call('LRANGE', ring, 0, -1)
-    if rc >= windowSize and t < ringTime(entries[1]) then return end -- older than the whole window
-    local pivot
-    for _, e in ipairs(entries) do
-      if ringTime(e) > t then pivot = e; break end
-    end
-    for _ = 1, count do redis.call('LINSERT', ring, 'BEFORE', pivot, value) end
+  local at = rc + 1
+  if rc > 0 and ringTimes[rc] > t then
+    if rc >= windowSize and t < ringTimes[1] then return end -- older than the whole window
+    while at > 1 and ringTimes[at - 1] > t do at = at - 1 end
+  end
+  for _ = 1, count do
+    table.insert(ringFailed, at, failed); table.insert(ringTimes, at, t)
   end
   rc = rc + count
   if failed then rf = rf + count end
   while rc > windowSize do
-    local dropped = redis.call('LPOP', ring)
-    if string.sub(dropped, 1, 1) == '1' then rf = rf - 1 end
+    if table.remove(ringFailed, 1) then rf = rf - 1 end
+    table.remove(ringTimes, 1)
     rc = rc - 1
   end
+end
+local function ringValue(withTimes)
+  local parts = {}
+  for i = 1, rc do
+    local f = ringFailed[i] and '1' or '0'
+    parts[i] = withTimes and (f .. ':' .. ringTimes[i]) or f
+  end
+  return table.concat(parts, withTimes and ',' or '')
 end
 
 -- measurements: each outcome at the time it happened ---------------------------------------------------
@@ -168,8 +174,7 @@ local function shouldBreak()
   return total >= minimumThroughput and failures / total >= failureRatio
 end
 local function resetMetrics()
-  cf = 0; ft = {}; w = ''; buckets = {}; rc = 0; rf = 0
-  redis.call('DEL', ring)
+  cf = 0; ft = {}; w = ''; buckets = {}; rc = 0; rf = 0; ringFailed = {}; ringTimes = {}
 end
 
 -- transitions -----------------------------------------------------------------------------------------
@@ -262,7 +267,7 @@ elseif op == 'import' then
     local outcomes = ARGV[23] or ''
     for i = math.max(1, #outcomes - windowSize + 1), #outcomes do
       local c = string.sub(outcomes, i, i)
-      redis.call('RPUSH', ring, c .. ':' .. lta); rc = rc + 1
+      rc = rc + 1; ringFailed[rc] = c == '1'; ringTimes[rc] = lta
       if c == '1' then rf = rf + 1 end
     end
   else
@@ -274,20 +279,15 @@ end
 
 if changed then
   redis.call('HSET', h, 'st', state, 'gen', gen, 'bu', bu, 'lbd', lbd, 'hos', hos, 'hoa', hoa, 'pi', pi,
-    'ps', ps, 'lta', lta, 'cf', cf, 'w', w, 'rc', rc, 'rf', rf, 'ls', ls, 'ft', table.concat(ft, ','))
+    'ps', ps, 'lta', lta, 'cf', cf, 'w', w, 'rg', ringValue(true), 'ls', ls, 'ft', table.concat(ft, ','))
   local ttl = ttlBase
   if state ~= 'closed' then ttl = math.max(ttl, bu - now + maxHalfOpenWait + ttlBase) end
   redis.call('PEXPIRE', h, math.floor(ttl))
-  if rc > 0 then redis.call('PEXPIRE', ring, math.floor(ttl)) end
 end
 
 if op == 'export' then
   local ringValues = ''
-  if kind == 'count-window' then
-    local flags = {}
-    for i, e in ipairs(redis.call('LRANGE', ring, 0, -1)) do flags[i] = string.sub(e, 1, 1) end
-    ringValues = table.concat(flags, '')
-  end
+  if kind == 'count-window' then ringValues = ringValue(false) end
   return { state, gen, bu, lbd, hos, hoa, pi, ps, lta, cf, w, ringValues }
 end
 for _, v in ipairs({ tFrom, tTo, tReason, tBreak, hT, hF }) do result[#result + 1] = v end

@@ -67,7 +67,7 @@ describe('Redis circuit-breaker state store', () => {
     expect(decisions.filter((d) => d.transition?.to === 'half-open')).toHaveLength(1);
   });
 
-  it('keeps every key under the application prefix with a hash tag, and with an expiry', async () => {
+  it('keeps each circuit in one key under the application prefix, hash-tagged, with an expiry', async () => {
     const prefix = uniquePrefix('keys');
     const c = clients[0];
     const store = new RedisCircuitBreakerStateStore({ client: c, keyPrefix: prefix });
@@ -81,7 +81,7 @@ describe('Redis circuit-breaker state store', () => {
     const { permit } = await store.acquire('orders/circuit-breaker', policy, Date.now());
     await store.record('orders/circuit-breaker', policy, permit!, 'failure', Date.now());
     const keys = (await c.keys(`${prefix}:*`)).sort();
-    expect(keys).toEqual([`${prefix}:cb:{orders/circuit-breaker}`, `${prefix}:cb:{orders/circuit-breaker}:ring`]);
+    expect(keys).toEqual([`${prefix}:cb:{orders/circuit-breaker}`]);
     for (const key of keys) expect(await c.pttl(key)).toBeGreaterThan(10_000);
   });
 

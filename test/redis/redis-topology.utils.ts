@@ -214,6 +214,13 @@ export class TestCluster {
     return { node: this.nodes.find((n) => n.port === port)!, id: String(range[2][2]), slot };
   }
 
+  /** Keys matching `pattern` on every primary (or on `on` only). */
+  async keys(pattern: string, on?: RedisProcess): Promise<string[]> {
+    const found: string[] = [];
+    for (const node of on ? [on] : this.nodes) found.push(...((await command(node.port, 'KEYS', pattern)) as string[]));
+    return found.sort();
+  }
+
   async nodeId(node: RedisProcess): Promise<string> {
     return String(await command(node.port, 'CLUSTER', 'MYID'));
   }
