@@ -8,7 +8,8 @@ import { toCircuitPolicy } from '../../src/core/circuit-breaker/circuit-breaker.
 import { RateLimit, RateLimiterRejectedError, ResilienceModule, type ResilienceEvent } from '../../src/index.js';
 import { CIRCUIT_BREAKER_STATE_STORE } from '../../src/nest/index.js';
 import { OAuthClientService, OAuthModule } from '../../src/nest/oauth/index.js';
-import { RedisCircuitBreakerStateStore } from '../../src/redis/index.js';
+import { RedisCircuitBreakerStateStore, RedisPendingAuthorizationStore } from '../../src/redis/index.js';
+import type { PendingAuthorizationStore } from '../../src/oauth/index.js';
 import { FakeTimeProvider } from '../../src/testing/index.js';
 import { commandArb, configArb, runScenario } from '../contracts/circuit-breaker.contract.js';
 import { dependency, describeFleet, InventoryService, settle, startInstance } from './redis-fleet.scenario.js';
@@ -118,15 +119,11 @@ describe('the Redis store on a Redis Cluster', () => {
       expect(settled.filter((r) => r.status === 'fulfilled')).toHaveLength(3);
       expect(settled.every((r) => r.status === 'fulfilled' || r.reason instanceof RateLimiterRejectedError)).toBe(true);
       // A pending login saved through one instance is taken (once) through the other.
-      const stores = apps.map(
-        (app) =>
-          (app.get(OAuthClientService) as unknown as { store: { save: Function; take: Function } }).store as {
-            save(state: string, entry: object, ttl: number): Promise<void>;
-            take(state: string): Promise<unknown>;
-          },
-      );
-      await stores[0].save('state-1', { codeVerifier: 'v' }, 60_000);
-      expect(await stores[1].take('state-1')).toEqual({ codeVerifier: 'v' });
+      const stores = apps.map((app) => app.get<{ store: PendingAuthorizationStore }>(OAuthClientService).store);
+      expect(stores[0]).toBeInstanceOf(RedisPendingAuthorizationStore);
+      const entry = { codeVerifier: 'v', nonce: 'n', issuer: 'i', redirectUri: 'r', browserBinding: 'b', createdAt: 0 };
+      await stores[0].save('state-1', entry, 60_000);
+      expect(await stores[1].take('state-1')).toEqual(entry);
       expect(await stores[0].take('state-1')).toBeUndefined();
     } finally {
       await Promise.all(apps.map((app) => app.close()));
