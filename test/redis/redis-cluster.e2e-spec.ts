@@ -93,7 +93,7 @@ describe('the Redis store on a Redis Cluster', () => {
         const moduleRef = await Test.createTestingModule({
           imports: [
             ResilienceModule.forRoot({
-              store: { redis: { cluster: cluster.seeds, keyPrefix } },
+              store: { redis: { cluster: cluster.seeds, keyPrefix, operationTimeout: 2_000 } },
               pipelines: {
                 api: { rateLimiter: { kind: 'sliding-window', permitLimit: 3, window: 60_000, distributed: true } },
               },
@@ -143,7 +143,10 @@ describe('the Redis store on a Redis Cluster', () => {
       const keyPrefix = uniquePrefix('reshard');
       const events: ResilienceEvent[] = [];
       for (let i = 0; i < 3; i++) {
-        apps.push(await startInstance({ redis: { cluster: cluster.seeds }, keyPrefix, time, events }));
+        // A generous timeout: a fallback here would only mean a loaded machine, not a slot-move problem.
+        apps.push(
+          await startInstance({ redis: { cluster: cluster.seeds }, keyPrefix, time, events, operationTimeout: 2_000 }),
+        );
       }
       const services = apps.map((a) => a.get(InventoryService));
       // The circuit opens fleet-wide (five failures), then is held open by Redis during the move.

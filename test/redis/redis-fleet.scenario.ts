@@ -8,6 +8,7 @@ import type { RedisStoreConfig } from '../../src/nest/resilience-module-options.
 import type { TimeProvider } from '../../src/core/index.js';
 import { FakeTimeProvider } from '../../src/testing/index.js';
 import { uniquePrefix } from './redis-test.utils.js';
+import { waitFor } from './redis-topology.utils.js';
 
 /*
  * The fleet scenario, shared by every Redis topology (one server, a cluster, a Sentinel-managed primary):
@@ -21,9 +22,12 @@ export type RedisWhere = Pick<RedisStoreConfig, 'url' | 'cluster' | 'sentinels' 
 export class Dependency {
   calls = 0;
   failing = true;
+  /** While set, calls that reach the dependency wait for it (a slow dependency). */
+  gate: Promise<void> | undefined;
 
   async call(): Promise<string> {
     this.calls++;
+    if (this.gate) await this.gate;
     if (this.failing) throw new Error('dependency down');
     return 'ok';
   }
@@ -60,7 +64,8 @@ export async function startInstance(options: {
             keyPrefix: options.keyPrefix,
             outageMode: options.outageMode,
             retryInterval: options.retryInterval ?? 1_000,
-            operationTimeout: options.operationTimeout,
+            // Generous: these tests are about what the store decides, not how fast a loaded machine answers.
+            operationTimeout: options.operationTimeout ?? 1_000,
           },
         },
         pipelines: {
@@ -116,9 +121,21 @@ export function describeFleet(title: string, where: () => RedisWhere): void {
       expect(dependency.calls).toBe(5);
 
       // After the break, 60 concurrent calls from all instances: exactly one probe reaches the dependency.
+      // The probe is held in flight until every other call has been decided.
       time.advance(30_000);
       dependency.failing = false;
-      const probing = await settle(Array.from({ length: 60 }, (_, i) => services[i % 3].check()));
+      let release!: () => void;
+      dependency.gate = new Promise<void>((resolve) => (release = resolve));
+      let decided = 0;
+      const calls = Array.from({ length: 60 }, (_, i) =>
+        services[i % 3].check().finally(() => {
+          decided++;
+        }),
+      );
+      await waitFor('59 calls decided while the probe is in flight', () => decided === 59);
+      dependency.gate = undefined;
+      release();
+      const probing = await settle(calls);
       expect(dependency.calls).toBe(6);
       expect(probing.filter((r) => r === 'ok')).toHaveLength(1);
       expect(probing.filter((r) => r === 'broken')).toHaveLength(59);
