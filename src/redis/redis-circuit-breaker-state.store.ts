@@ -247,7 +247,7 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
       batches.map(({ key, policy, payload }) =>
         this.send(key, policy, now, 'export', [], payload).then(
           () => {
-            if (this.availability.answered()) this.resync();
+            if (this.availability.answered()) void this.resync();
           },
           (error: unknown) => {
             if (this.availability.failed(error)) this.closedUntil.clear();
@@ -287,8 +287,13 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
     if (this.availability.skip) return fallback();
     const pending = this.pending.take(key);
     return this.send(key, policy, now, op, args, pending).then(
-      async (reply) => {
-        if (this.availability.answered()) this.resync();
+      async (reply): Promise<R> => {
+        if (this.availability.answered()) {
+          // Back after an outage: first tell the fleet what opened here meanwhile; if this very circuit
+          // did, ask again, so this call sees it open too.
+          const written = await this.resync();
+          if (written.has(key) && op === 'acquire') return this.run(key, policy, now, op, args, parse, fallback);
+        }
         const parsed = parse(reply);
         const transition = transitionOf(parsed);
         if (transition?.to === 'open' && policy.breakDurationGenerator) {
@@ -388,16 +393,21 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
   }
 
   /** After an outage: circuits that opened here tell the fleet; the rest follow Redis again. */
-  private resync(): void {
+  private async resync(): Promise<Set<string>> {
     const touched = [...this.touchedLocally.entries()];
     this.touchedLocally.clear();
+    const written = new Set<string>();
+    const imports: Promise<void>[] = [];
     for (const [key, policy] of touched) {
       const snapshot = this.local.exportSnapshot(key, policy);
       this.local.delete(key);
       if (snapshot.state === 'open' || snapshot.state === 'isolated') {
-        void this.importSnapshot(key, policy, snapshot).catch(() => undefined);
+        written.add(key);
+        imports.push(this.importSnapshot(key, policy, snapshot).catch(() => undefined));
       }
     }
+    await Promise.all(imports);
+    return written;
   }
 }
 

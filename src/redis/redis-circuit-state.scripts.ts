@@ -136,11 +136,11 @@ end
 local function measure(failed, count, t)
   if kind == 'consecutive' then
     if failed then
-      if t < ls then return end -- before the success that ended the run
+      if t < ls then return end -- before the success that ended the run (same ms: arrival order)
       for _ = 1, count do ft[#ft + 1] = t end
       table.sort(ft)
     else
-      if t <= ls then return end
+      if t < ls then return end -- an older success: a later one already ended that run
       ls = t
       local kept = {}
       for _, f in ipairs(ft) do if f > t then kept[#kept + 1] = f end end

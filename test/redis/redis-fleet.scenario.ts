@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { Injectable, type INestApplication } from '@nestjs/common';
+import { Injectable, type INestApplication, type LoggerService } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { BrokenCircuitError, CircuitBreaker, Retry, ResilienceModule, type ResilienceEvent } from '../../src/index.js';
 import type { StoreOutageMode } from '../../src/redis/index.js';
@@ -50,6 +50,7 @@ export async function startInstance(options: {
   time: TimeProvider;
   retryInterval?: number;
   operationTimeout?: number;
+  logger?: LoggerService;
   outageMode?: StoreOutageMode;
   events?: ResilienceEvent[];
 }): Promise<INestApplication> {
@@ -82,7 +83,7 @@ export async function startInstance(options: {
     ],
     providers: [InventoryService],
   }).compile();
-  const app = moduleRef.createNestApplication({ logger: false });
+  const app = moduleRef.createNestApplication({ logger: options.logger ?? false });
   await app.init();
   return app;
 }
