@@ -20,8 +20,6 @@ export interface RedisNodeConfig {
  */
 export interface RedisClientLike {
   defineCommand(name: string, definition: { lua: string; numberOfKeys?: number }): void;
-  on(event: string, listener: (...args: never[]) => void): unknown;
-  quit(): Promise<unknown>;
 }
 
 /**

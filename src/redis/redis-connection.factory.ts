@@ -55,7 +55,7 @@ export function validateRedisConnectionOptions(validator: OptionsValidator, opti
   const given = TOPOLOGY_KEYS.filter((k) => options[k] !== undefined);
   if (given.length !== 1) {
     validator.add(
-      given.length === 0 ? '' : given.join(' + '),
+      given.length === 0 ? 'url' : given.join(' + '),
       given.length === 0 ? undefined : '[several]',
       'needs exactly one of url, cluster, sentinels (with name) or client',
     );

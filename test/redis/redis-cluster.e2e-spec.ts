@@ -5,7 +5,13 @@ import { Test } from '@nestjs/testing';
 import fc from 'fast-check';
 import { Cluster } from 'ioredis';
 import { toCircuitPolicy } from '../../src/core/circuit-breaker/circuit-breaker.strategy.js';
-import { RateLimit, RateLimiterRejectedError, ResilienceModule, type ResilienceEvent } from '../../src/index.js';
+import {
+  BrokenCircuitError,
+  RateLimit,
+  RateLimiterRejectedError,
+  ResilienceModule,
+  type ResilienceEvent,
+} from '../../src/index.js';
 import { CIRCUIT_BREAKER_STATE_STORE } from '../../src/nest/index.js';
 import { OAuthClientService, OAuthModule } from '../../src/nest/oauth/index.js';
 import { RedisCircuitBreakerStateStore, RedisPendingAuthorizationStore } from '../../src/redis/index.js';
@@ -194,6 +200,27 @@ describe('the Redis store on a Redis Cluster', () => {
       expect(probing.filter((r) => r === 'broken')).toHaveLength(29);
       expect(dependency.calls).toBe(6);
     });
+  });
+
+  it('uses an ioredis Cluster client of yours as the store connection, and leaves it open on shutdown', async () => {
+    const client = await readyCluster(clusterClient());
+    const time = new FakeTimeProvider(Date.now());
+    const keyPrefix = uniquePrefix('given-cluster');
+    const app = await startInstance({ redis: { client }, keyPrefix, time });
+    try {
+      for (let i = 0; i < 5; i++)
+        await app
+          .get(InventoryService)
+          .check()
+          .catch(() => undefined);
+      expect(await cluster.keys(`${keyPrefix}:cb:*`)).toHaveLength(1);
+      await expect(app.get(InventoryService).check()).rejects.toBeInstanceOf(BrokenCircuitError);
+    } finally {
+      await app.close();
+      dependency.calls = 0;
+    }
+    expect(client.status).toBe('ready');
+    expect(await client.ping()).toBe('PONG');
   });
 
   it('keeps the outage modes on a cluster (the primary of the circuit slot hangs)', async () => {
