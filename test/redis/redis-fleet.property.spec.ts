@@ -12,6 +12,7 @@ import { toCircuitPolicy } from '../../src/core/circuit-breaker/circuit-breaker.
 import { RedisCircuitBreakerStateStore } from '../../src/redis/index.js';
 import { FakeTimeProvider } from '../../src/testing/index.js';
 import { ready, redisClient, uniquePrefix } from './redis-test.utils.js';
+import { waitFor } from './redis-topology.utils.js';
 
 /*
  * Three instances (three stores, three connections) share one circuit on the real redis-server, with
@@ -359,6 +360,52 @@ describe('a fleet of three stores on one Redis behaves as one breaker (property,
     await a.flush();
     expect(await total()).toEqual([0, 0]);
     expect(time.now() - t0).toBe(2_150);
+  });
+
+  it('sends a batched success at the latest flushInterval after it happened, on the store clock', async () => {
+    const time = new FakeTimeProvider(1_700_000_000_000);
+    const keyPrefix = uniquePrefix('flush-timer');
+    const a = new RedisCircuitBreakerStateStore({
+      client: clients[0],
+      keyPrefix,
+      timeProvider: time,
+      flushInterval: 100,
+    });
+    const b = new RedisCircuitBreakerStateStore({ client: clients[1], keyPrefix, timeProvider: time });
+    const policy = toCircuitPolicy({ kind: 'count-window', windowSize: 10, minimumThroughput: 10 });
+    const { permit } = await a.acquire('k', policy, time.now());
+    expect(a.record('k', policy, permit!, 'success', time.now())).toBeUndefined();
+    const outcomes = async () => {
+      const m = (await b.exportSnapshot('k', policy)).metrics;
+      return m.kind === 'count-window' ? m.outcomes : '';
+    };
+    time.advance(99);
+    expect(await outcomes()).toBe('');
+    time.advance(1); // the flush timer fires on the store's clock
+    await waitFor('the flushed success', async () => (await outcomes()) === '0');
+  });
+
+  it('orders outcomes of instances whose clocks disagree correctly when they are further apart than the skew', async () => {
+    const run = async (skew: number) => {
+      const real = new FakeTimeProvider(1_700_000_000_000);
+      const keyPrefix = uniquePrefix('skew');
+      const policy = toCircuitPolicy({ kind: 'consecutive', failureThreshold: 2, breakDuration: 10_000 });
+      const a = new RedisCircuitBreakerStateStore({ client: clients[0], keyPrefix, flushInterval: 2_000_000_000 });
+      const b = new RedisCircuitBreakerStateStore({ client: clients[1], keyPrefix });
+      const aNow = () => real.now() - skew; // a's clock is behind
+      // Real order: failure (b), 30 ms later a success (a), 30 ms later a failure (b): one failure in a row.
+      let p = await b.acquire('k', policy, real.now());
+      await b.record('k', policy, p.permit!, 'failure', real.now());
+      real.advance(30);
+      p = await a.acquire('k', policy, aNow());
+      expect(a.record('k', policy, p.permit!, 'success', aNow())).toBeUndefined();
+      real.advance(30);
+      await a.flush(); // the success arrives after the next failure would be decided otherwise
+      p = await b.acquire('k', policy, real.now());
+      return (await b.record('k', policy, p.permit!, 'failure', real.now()))?.to ?? 'closed';
+    };
+    expect(await run(20)).toBe('closed'); // skew < the 30 ms gap: the success still ends the run
+    expect(await run(40)).toBe('open'); // skew > the gap: the success looks older than the first failure
   });
 
   it('three successes then four failures in a row, across three instances, open a threshold-4 circuit at the fourth failure', async () => {
