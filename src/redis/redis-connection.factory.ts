@@ -184,8 +184,8 @@ export function openRedisConnection(options: RedisConnectionOptions): RedisConne
         (error: unknown) => error,
       ),
     close: async () => {
-      await client.quit().catch(() => client.disconnect());
-      client.disconnect();
+      if (client.status === 'ready') await client.quit().catch(() => undefined);
+      client.disconnect(); // also stops reconnecting
     },
   };
 }

@@ -1,7 +1,8 @@
 import 'reflect-metadata';
 import { describe, expect, it } from '@jest/globals';
 import { Test } from '@nestjs/testing';
-import { ResilienceModule, ResilienceValidationError } from '../../src/index.js';
+import { ResilienceModule, ResiliencePipelineRegistry, ResilienceValidationError } from '../../src/index.js';
+import { CIRCUIT_BREAKER_STATE_STORE } from '../../src/nest/index.js';
 import type { RedisStoreConfig } from '../../src/nest/resilience-module-options.interface.js';
 
 /** Starts an application with these options; returns the start-up error. */
@@ -57,5 +58,27 @@ describe('store.redis options', () => {
     expect(client.issues.map((i) => [i.path, i.rule])).toEqual([
       ['store.redis.client', 'must be an ioredis Redis or Cluster client'],
     ]);
+  });
+
+  it('do not stop the start when Redis cannot be reached yet: the stores use their outage mode', async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        ResilienceModule.forRoot({
+          store: { redis: { url: 'redis://127.0.0.1:1', outageMode: 'allow' } },
+          pipelines: { api: { circuitBreaker: { kind: 'consecutive', failureThreshold: 1 } } },
+        }),
+      ],
+    }).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    await app.init();
+    try {
+      const pipeline = app.get(ResiliencePipelineRegistry).getPipeline('api');
+      expect(await pipeline.execute(() => 'ok')).toBe('ok');
+      await expect(pipeline.execute(() => Promise.reject(new Error('down')))).rejects.toThrow('down');
+      expect(await pipeline.execute(() => 'still allowed')).toBe('still allowed');
+      expect(app.get<{ isDegraded: boolean }>(CIRCUIT_BREAKER_STATE_STORE).isDegraded).toBe(true);
+    } finally {
+      await app.close();
+    }
   });
 });
