@@ -331,7 +331,13 @@ describe('a fleet of three stores on one Redis behaves as one breaker (property,
     const keyPrefix = uniquePrefix('late-window');
     const [a, b] = clients.map(
       (client) =>
-        new RedisCircuitBreakerStateStore({ client, keyPrefix, timeProvider: time, flushInterval: 2_000_000_000 }),
+        new RedisCircuitBreakerStateStore({
+          client,
+          keyPrefix,
+          timeProvider: time,
+          flushInterval: 2_000_000_000,
+          operationTimeout: 5_000,
+        }),
     );
     const policy = toCircuitPolicy({ kind: 'time-window', samplingDuration: 1_000, minimumThroughput: 100 });
     const t0 = time.now();
@@ -371,7 +377,12 @@ describe('a fleet of three stores on one Redis behaves as one breaker (property,
       timeProvider: time,
       flushInterval: 100,
     });
-    const b = new RedisCircuitBreakerStateStore({ client: clients[1], keyPrefix, timeProvider: time });
+    const b = new RedisCircuitBreakerStateStore({
+      client: clients[1],
+      keyPrefix,
+      timeProvider: time,
+      operationTimeout: 5_000,
+    });
     const policy = toCircuitPolicy({ kind: 'count-window', windowSize: 10, minimumThroughput: 10 });
     const { permit } = await a.acquire('k', policy, time.now());
     expect(a.record('k', policy, permit!, 'success', time.now())).toBeUndefined();
@@ -390,8 +401,13 @@ describe('a fleet of three stores on one Redis behaves as one breaker (property,
       const real = new FakeTimeProvider(1_700_000_000_000);
       const keyPrefix = uniquePrefix('skew');
       const policy = toCircuitPolicy({ kind: 'consecutive', failureThreshold: 2, breakDuration: 10_000 });
-      const a = new RedisCircuitBreakerStateStore({ client: clients[0], keyPrefix, flushInterval: 2_000_000_000 });
-      const b = new RedisCircuitBreakerStateStore({ client: clients[1], keyPrefix });
+      const a = new RedisCircuitBreakerStateStore({
+        client: clients[0],
+        keyPrefix,
+        flushInterval: 2_000_000_000,
+        operationTimeout: 5_000,
+      });
+      const b = new RedisCircuitBreakerStateStore({ client: clients[1], keyPrefix, operationTimeout: 5_000 });
       const aNow = () => real.now() - skew; // a's clock is behind
       // Real order: failure (b), 30 ms later a success (a), 30 ms later a failure (b): one failure in a row.
       let p = await b.acquire('k', policy, real.now());

@@ -29,7 +29,7 @@ export async function expectOutageModes(
       outageMode: mode,
       timeProvider: time,
       retryInterval: 1_000,
-      operationTimeout: 400,
+      operationTimeout: 800,
       logger: { warn: (m) => log.warnings.push(m), log: (m) => log.infos.push(m) },
     });
     stores.push({ mode, store, log });
