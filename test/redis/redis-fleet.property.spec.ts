@@ -376,6 +376,7 @@ describe('a fleet of three stores on one Redis behaves as one breaker (property,
       keyPrefix,
       timeProvider: time,
       flushInterval: 100,
+      operationTimeout: 5_000,
     });
     const b = new RedisCircuitBreakerStateStore({
       client: clients[1],
