@@ -14,7 +14,7 @@
  * Hash fields: st state, gen generation, bu blockedUntil, lbd lastBreakDuration, hos halfOpenSince,
  * hoa halfOpenAttempts, pi probesIssued, ps probesSucceeded, lta lastTransitionAt, cf consecutive
  * failures, ft their times ("t,t,…"), ls the time of the last success that ended a run, w time-window
- * buckets ("start:successes:failures|…"), rg the count window ("<0|1>:time,…", oldest first).
+ * buckets ("start:successes:failures|…"), rg/rt the count window (flags, fixed-width times).
  *
  * @internal
  */
@@ -98,38 +98,43 @@ local function saveRun()
   cf = #ft
 end
 
--- count window: the last windowSize outcomes with their times, oldest first ------------------------------
-local ringFailed, ringTimes = {}, {}
-if kind == 'count-window' and s.rg and s.rg ~= '' then
-  for f, t in string.gmatch(s.rg, '([01]):(%d+)') do
-    rc = rc + 1; ringFailed[rc] = f == '1'; ringTimes[rc] = tonumber(t)
-    if f == '1' then rf = rf + 1 end
-  end
+-- count window: the last windowSize outcomes, oldest first: rg their flags ("0101…"), rt their times
+-- (fixed width), so an outcome in time order is a string append and only a late one needs a search.
+local TW = 15
+local rg, rt = '', ''
+if kind == 'count-window' then
+  rg, rt = s.rg or '', s.rt or ''
+  if #rt ~= #rg * TW then rg, rt = '', '' end -- written by an older version: start afresh
+  rc = #rg
+  rf = select(2, string.gsub(rg, '1', ''))
+end
+local function ringTime(i)
+  return tonumber(string.sub(rt, (i - 1) * TW + 1, i * TW))
 end
 local function ringInsert(failed, count, t)
   local at = rc + 1
-  if rc > 0 and ringTimes[rc] > t then
-    if rc >= windowSize and t < ringTimes[1] then return end -- older than the whole window
-    while at > 1 and ringTimes[at - 1] > t do at = at - 1 end
+  if rc > 0 and ringTime(rc) > t then
+    if rc >= windowSize and t < ringTime(1) then return end -- older than the whole window
+    local lo, hi = 1, rc -- the first position whose time is later than t (equal times: arrival order)
+    while lo < hi do
+      local mid = math.floor((lo + hi) / 2)
+      if ringTime(mid) > t then hi = mid else lo = mid + 1 end
+    end
+    at = lo
   end
-  for _ = 1, count do
-    table.insert(ringFailed, at, failed); table.insert(ringTimes, at, t)
-  end
+  local flags = string.rep(failed and '1' or '0', count)
+  local times = string.rep(string.format('%0' .. TW .. 'd', t), count)
+  rg = string.sub(rg, 1, at - 1) .. flags .. string.sub(rg, at)
+  rt = string.sub(rt, 1, (at - 1) * TW) .. times .. string.sub(rt, (at - 1) * TW + 1)
   rc = rc + count
   if failed then rf = rf + count end
-  while rc > windowSize do
-    if table.remove(ringFailed, 1) then rf = rf - 1 end
-    table.remove(ringTimes, 1)
-    rc = rc - 1
+  if rc > windowSize then
+    local drop = rc - windowSize
+    rf = rf - select(2, string.gsub(string.sub(rg, 1, drop), '1', ''))
+    rg = string.sub(rg, drop + 1)
+    rt = string.sub(rt, drop * TW + 1)
+    rc = windowSize
   end
-end
-local function ringValue(withTimes)
-  local parts = {}
-  for i = 1, rc do
-    local f = ringFailed[i] and '1' or '0'
-    parts[i] = withTimes and (f .. ':' .. ringTimes[i]) or f
-  end
-  return table.concat(parts, withTimes and ',' or '')
 end
 
 -- measurements: each outcome at the time it happened ---------------------------------------------------
@@ -174,7 +179,7 @@ local function shouldBreak()
   return total >= minimumThroughput and failures / total >= failureRatio
 end
 local function resetMetrics()
-  cf = 0; ft = {}; w = ''; buckets = {}; rc = 0; rf = 0; ringFailed = {}; ringTimes = {}
+  cf = 0; ft = {}; w = ''; buckets = {}; rc = 0; rf = 0; rg = ''; rt = ''
 end
 
 -- transitions -----------------------------------------------------------------------------------------
@@ -264,12 +269,11 @@ elseif op == 'import' then
     for _ = 1, math.min(failureThreshold, tonumber(ARGV[23]) or 0) do ft[#ft + 1] = lta end
     saveRun()
   elseif kind == 'count-window' then
-    local outcomes = ARGV[23] or ''
-    for i = math.max(1, #outcomes - windowSize + 1), #outcomes do
-      local c = string.sub(outcomes, i, i)
-      rc = rc + 1; ringFailed[rc] = c == '1'; ringTimes[rc] = lta
-      if c == '1' then rf = rf + 1 end
-    end
+    local outcomes = string.gsub(ARGV[23] or '', '[^01]', '')
+    rg = string.sub(outcomes, math.max(1, #outcomes - windowSize + 1))
+    rc = #rg
+    rf = select(2, string.gsub(rg, '1', ''))
+    rt = string.rep(string.format('%0' .. TW .. 'd', lta), rc)
   else
     w = ARGV[23] or ''
   end
@@ -279,7 +283,7 @@ end
 
 if changed then
   redis.call('HSET', h, 'st', state, 'gen', gen, 'bu', bu, 'lbd', lbd, 'hos', hos, 'hoa', hoa, 'pi', pi,
-    'ps', ps, 'lta', lta, 'cf', cf, 'w', w, 'rg', ringValue(true), 'ls', ls, 'ft', table.concat(ft, ','))
+    'ps', ps, 'lta', lta, 'cf', cf, 'w', w, 'rg', rg, 'rt', rt, 'ls', ls, 'ft', table.concat(ft, ','))
   local ttl = ttlBase
   if state ~= 'closed' then ttl = math.max(ttl, bu - now + maxHalfOpenWait + ttlBase) end
   redis.call('PEXPIRE', h, math.floor(ttl))
@@ -287,7 +291,7 @@ end
 
 if op == 'export' then
   local ringValues = ''
-  if kind == 'count-window' then ringValues = ringValue(false) end
+  if kind == 'count-window' then ringValues = rg end
   return { state, gen, bu, lbd, hos, hoa, pi, ps, lta, cf, w, ringValues }
 end
 for _, v in ipairs({ tFrom, tTo, tReason, tBreak, hT, hF }) do result[#result + 1] = v end
