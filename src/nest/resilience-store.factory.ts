@@ -8,7 +8,7 @@ import {
   type RateLimiterStrategyOptions,
   type TelemetryListener,
   type TimeProvider,
-} from '../core/internal.js';
+} from '../core/index.js';
 import type { PendingAuthorizationStore } from '../oauth/pending-authorization.store.js';
 import type { RedisStoreConfig, ResilienceModuleOptions } from './resilience-module-options.interface.js';
 

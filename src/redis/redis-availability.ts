@@ -1,4 +1,4 @@
-import type { TimeProvider } from '../core/internal.js';
+import type { TimeProvider } from '../core/index.js';
 import { describeError } from './redis.util.js';
 
 /** Something that logs (Nest's `Logger`, `console`, pino…). @publicApi */

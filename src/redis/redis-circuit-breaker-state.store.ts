@@ -15,7 +15,7 @@ import {
   type CircuitTransition,
   type CircuitTransitionReason,
   type TimeProvider,
-} from '../core/internal.js';
+} from '../core/index.js';
 import { CIRCUIT_SCRIPT } from './redis-circuit-state.scripts.js';
 import { SuccessBatcher, type SuccessPayload } from './redis-success.batcher.js';
 

@@ -1,5 +1,5 @@
 import { Cluster, Redis } from 'ioredis';
-import { OptionsValidator } from '../core/internal.js';
+import { OptionsValidator } from '../core/index.js';
 
 /** A Redis server's address. @publicApi */
 export interface RedisNodeAddress {

@@ -8,7 +8,7 @@ import {
   type RateLimitLease,
   type ResilienceContext,
   type TimeProvider,
-} from '../core/internal.js';
+} from '../core/index.js';
 import type { StoreOutageMode } from './redis-circuit-breaker-state.store.js';
 import { RedisAvailability, type StoreLogger } from './redis-availability.js';
 import { SLIDING_WINDOW_SCRIPT, TOKEN_BUCKET_SCRIPT } from './redis-rate-limiter.scripts.js';

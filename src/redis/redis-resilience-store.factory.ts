@@ -3,7 +3,7 @@ import {
   type RateLimiter,
   type RateLimiterStrategyOptions,
   type TimeProvider,
-} from '../core/internal.js';
+} from '../core/index.js';
 import type { PendingAuthorizationStore } from '../oauth/pending-authorization.store.js';
 import type { StoreLogger } from './redis-availability.js';
 import {

@@ -1,4 +1,4 @@
-import type { CircuitPolicy, TimeProvider, TimerHandle } from '../core/internal.js';
+import type { CircuitPolicy, TimeProvider, TimerHandle } from '../core/index.js';
 
 /**
  * The most distinct milliseconds one batch carries exactly; later successes of a fuller batch are counted
