@@ -1,6 +1,4 @@
-import type { Redis } from 'ioredis';
 import type { ResilienceLoggingOptions } from './observability/resilience-logger.listener.js';
-import type { RedisCircuitBreakerStateStoreOptions } from '../redis/redis-circuit-breaker-state.store.js';
 import type {
   CircuitBreakerStateStore,
   OutcomePredicate,
@@ -9,19 +7,57 @@ import type {
   TimeProvider,
 } from '../core/index.js';
 
+/** A Redis server's address. @publicApi */
+export interface RedisNodeConfig {
+  host: string;
+  port: number;
+}
+
 /**
- * The Redis store, as module configuration: a `url` (the module opens and closes the connection) or a
- * `client` of yours (never closed by the module), and the store's options.
+ * An ioredis `Redis` or `Cluster` client, described by what the module uses of it (so these types do
+ * not need ioredis).
  *
  * @publicApi
  */
-export type RedisStoreConfig = Omit<
-  RedisCircuitBreakerStateStoreOptions,
-  'client' | 'logger' | 'onAvailabilityChange' | 'timeProvider'
-> & {
+export interface RedisClientLike {
+  defineCommand(name: string, definition: { lua: string; numberOfKeys?: number }): void;
+}
+
+/**
+ * The Redis store, as module configuration. Where Redis is: exactly one of `url` (one server),
+ * `cluster` (seed nodes of a Redis Cluster), `sentinels` + `name` (a Sentinel-managed primary, followed
+ * through failovers) — the module opens that connection and closes it on shutdown — or `client`, an
+ * ioredis `Redis` or `Cluster` of yours that the module never closes. The same connection serves the
+ * circuit store, the `distributed` rate limiters and the OAuth pending-login store.
+ *
+ * @publicApi
+ */
+export interface RedisStoreConfig {
   url?: string;
-  client?: Redis;
-};
+  cluster?: (string | RedisNodeConfig)[];
+  sentinels?: RedisNodeConfig[];
+  /** The Sentinel master group name. */
+  name?: string;
+  username?: string;
+  password?: string;
+  sentinelUsername?: string;
+  sentinelPassword?: string;
+  db?: number;
+  tls?: boolean;
+  client?: RedisClientLike;
+  /** Namespaces the keys (one per application). Default `nest-resilience`. */
+  keyPrefix?: string;
+  /** The longest a call waits for Redis before the outage mode takes over, in ms. Default 100. */
+  operationTimeout?: number;
+  /** How long after a failure Redis is left alone before it is tried again, in ms. Default 1000. */
+  retryInterval?: number;
+  /** While Redis cannot be reached: `local` (default), `allow` or `reject`. */
+  outageMode?: 'local' | 'allow' | 'reject';
+  /** Serve circuits last seen closed from memory for this many ms. Default 0. */
+  localCacheTtl?: number;
+  /** Successes are sent with the next call, at the latest after this many ms. Default 100. */
+  flushInterval?: number;
+}
 
 /** @publicApi */
 export interface ResilienceModuleOptions {
@@ -30,8 +66,9 @@ export interface ResilienceModuleOptions {
   /** Predicates that configuration may name, besides `all-errors`, `transient-network`, `http-transient`, `timeout`. */
   predicates?: Record<string, OutcomePredicate<unknown>>;
   /**
-   * Where circuit-breaker state lives. Default: an in-memory store. `{ redis: { url } }` shares it
-   * between every instance of the application (ioredis is loaded only then).
+   * Where circuit-breaker state lives. Default: an in-memory store. `{ redis: { url } }` (or
+   * `{ cluster }`, `{ sentinels, name }`, `{ client }`) shares it between every instance of the
+   * application (ioredis is loaded only then).
    */
   store?: CircuitBreakerStateStore | { redis: RedisStoreConfig };
   /** The clock of every pipeline. Default: the system clock. */

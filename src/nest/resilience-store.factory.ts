@@ -10,7 +10,6 @@ import {
   type TimeProvider,
 } from '../core/index.js';
 import type { PendingAuthorizationStore } from '../oauth/pending-authorization.store.js';
-import type { DistributedRateLimit } from '../redis/redis-rate-limiter.js';
 import type { RedisStoreConfig, ResilienceModuleOptions } from './resilience-module-options.interface.js';
 
 /** The store the module uses, and what it must close on shutdown. @internal */
@@ -28,8 +27,8 @@ export const RESILIENCE_STORE_HANDLE = Symbol.for('nest-resilience:store-handle'
 
 /**
  * Turns the `store` option into a store: an instance is used as given; `{ redis: { … } }` loads the Redis
- * store (and ioredis) only then, opening a connection from `url` — which the module closes on shutdown —
- * or using the given `client`, which it leaves open.
+ * stores (and ioredis) only then, with a dynamic `import()`: `src/redis` opens the connection (`url`,
+ * `cluster` or `sentinels`, closed on shutdown) or uses the given `client`, which it leaves open.
  *
  * @internal
  */
@@ -45,54 +44,21 @@ async function createRedisStore(
   timeProvider: TimeProvider | undefined,
   listeners: readonly TelemetryListener[] | undefined,
 ): Promise<ResilienceStoreHandle> {
-  const [{ Redis }, { RedisCircuitBreakerStateStore, RedisRateLimiter, RedisPendingAuthorizationStore }] =
-    await Promise.all([import('ioredis'), import('../redis/index.js')]);
-  const { url, client: given, ...storeOptions } = config;
-  if (!given && !url) throw new Error('ResilienceModule: store.redis needs a url or a client.');
-  const client = given ?? new Redis(url!, { enableOfflineQueue: false, maxRetriesPerRequest: 0, lazyConnect: true });
-  const logger = new Logger('ResilienceModule');
-  if (!given) {
-    client.on('error', () => undefined); // reported once per outage by the store
-    await client.connect().catch((error: unknown) => logger.warn(`Redis is not reachable yet: ${String(error)}`));
-  }
+  const { createRedisStores } = await import('../redis/redis-resilience-store.factory.js');
   const telemetry = new StrategyTelemetry(
     { pipelineName: undefined, pipelineInstanceName: undefined, strategyName: undefined, strategyType: 'state-store' },
     listeners ?? [],
   );
-  const store = new RedisCircuitBreakerStateStore({
-    ...storeOptions,
-    client,
+  // The module's options are typed without ioredis; a `client` given there is an ioredis client.
+  return createRedisStores(config as Parameters<typeof createRedisStores>[0], {
+    logger: new Logger('ResilienceModule'),
     timeProvider,
-    logger,
     onAvailabilityChange: (available, error) =>
       telemetry.report(
         available ? 'OnStateStoreRestored' : 'OnStateStoreUnavailable',
         available ? 'information' : 'error',
         new ResilienceContext(),
-        {
-          error,
-        },
+        { error },
       ),
   });
-  return {
-    store,
-    pendingAuthorizationStore: () => new RedisPendingAuthorizationStore(client, { keyPrefix: storeOptions.keyPrefix }),
-    distributedLimiter: (id, limitOptions) =>
-      new RedisRateLimiter({
-        client,
-        name: id,
-        keyPrefix: storeOptions.keyPrefix,
-        limit: limitOptions as DistributedRateLimit,
-        partitionKey: limitOptions.partitionKey,
-        operationTimeout: storeOptions.operationTimeout,
-        retryInterval: storeOptions.retryInterval,
-        outageMode: storeOptions.outageMode,
-        logger,
-        timeProvider,
-      }),
-    close: async () => {
-      await store.flush();
-      if (!given) await client.quit().catch(() => client.disconnect());
-    },
-  };
 }

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { RedisAvailability, type StoreLogger } from './redis-availability.js';
 import { withTimeout } from './redis.util.js';
 import {
@@ -17,6 +17,7 @@ import {
   type TimeProvider,
 } from '../core/index.js';
 import { CIRCUIT_SCRIPT } from './redis-circuit-state.scripts.js';
+import { SuccessBatcher, type SuccessPayload } from './redis-success.batcher.js';
 
 /** What the store does while Redis cannot be reached. @publicApi */
 export type StoreOutageMode =
@@ -29,8 +30,11 @@ export type StoreOutageMode =
 
 /** @publicApi */
 export interface RedisCircuitBreakerStateStoreOptions {
-  /** An ioredis client. The store never closes a client it was given. */
-  client: Redis;
+  /**
+   * An ioredis client: a `Redis` (one server, or a Sentinel-managed primary) or a `Cluster`. The store
+   * never closes a client it was given.
+   */
+  client: Redis | Cluster;
   /** Namespaces the keys (one per application). Default `nest-resilience`. */
   keyPrefix?: string;
   /** The longest a call waits for Redis before the outage mode takes over, in ms. Default 100. */
@@ -45,19 +49,16 @@ export interface RedisCircuitBreakerStateStoreOptions {
    * seeing an opening elsewhere up to `localCacheTtl` late. Default 0 (every call asks Redis).
    */
   localCacheTtl?: number;
-  /** Successes are sent with the next call; at the latest after this many ms. Default 100. */
+  /**
+   * Successes are sent with the next call; at the latest after this many ms (or `localCacheTtl`, if
+   * longer). Each carries the time it happened. Default 100.
+   */
   flushInterval?: number;
   /** Told once when Redis becomes unreachable and once when it is back. Default: `console`. */
   logger?: StoreLogger;
   /** Called on each outage and recovery (e.g. to emit telemetry). */
   onAvailabilityChange?: (available: boolean, error?: unknown) => void;
   timeProvider?: TimeProvider;
-}
-
-interface PendingSuccesses {
-  generation: number;
-  count: number;
-  at: number;
 }
 
 type ScriptReply = (string | number | null)[];
@@ -73,8 +74,8 @@ interface LocalPermit extends CircuitPermit {
  * Circuit-breaker state in Redis, shared by every process of an application: admission and outcome
  * recording are one atomic Lua script each, so across any number of instances a half-open circuit hands
  * out exactly `permittedCallsInHalfOpen` probes and an opening is seen by every instance on its next call.
- * All four breaker kinds work (time-window buckets live in Redis with an expiry; count windows in a
- * capped list). Successes are piggybacked on the next call, so the closed path costs one round trip.
+ * All four breaker kinds work; each circuit is one hash (its buckets or count window included), so a
+ * script touches one key and one cluster slot. Successes are piggybacked on the next call, so the closed path costs one round trip.
  *
  * When Redis is slow or down, no call waits longer than `operationTimeout`: the store switches to its
  * outage mode, logs once, and tries Redis again after `retryInterval`. Circuits that opened locally during
@@ -83,17 +84,15 @@ interface LocalPermit extends CircuitPermit {
  * @publicApi
  */
 export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
-  private readonly client: Redis;
+  private readonly client: Redis | Cluster;
   private readonly prefix: string;
   private readonly operationTimeout: number;
   private readonly outageMode: StoreOutageMode;
   private readonly cacheTtl: number;
-  private readonly flushInterval: number;
   private readonly time: TimeProvider;
   private readonly local = new InMemoryCircuitBreakerStateStore();
-  private readonly pending = new Map<string, { policy: CircuitPolicy; successes: PendingSuccesses }>();
+  private readonly pending: SuccessBatcher;
   private readonly closedUntil = new Map<string, { until: number; generation: number }>();
-  private flushTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly availability: RedisAvailability;
   private readonly touchedLocally = new Map<string, CircuitPolicy>();
 
@@ -103,8 +102,12 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
     this.operationTimeout = options.operationTimeout ?? 100;
     this.outageMode = options.outageMode ?? 'local';
     this.cacheTtl = options.localCacheTtl ?? 0;
-    this.flushInterval = options.flushInterval ?? 100;
     this.time = options.timeProvider ?? systemTimeProvider;
+    this.pending = new SuccessBatcher({
+      flushAfter: Math.max(options.flushInterval ?? 100, this.cacheTtl),
+      time: this.time,
+      flush: () => void this.flush(),
+    });
     this.availability = new RedisAvailability({
       what: 'Redis circuit-breaker store',
       outageMode: this.outageMode,
@@ -114,7 +117,7 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
       onChange: options.onAvailabilityChange,
     });
     if (typeof (this.client as { nestResilienceCircuit?: unknown }).nestResilienceCircuit !== 'function') {
-      this.client.defineCommand('nestResilienceCircuit', { numberOfKeys: 2, lua: CIRCUIT_SCRIPT });
+      this.client.defineCommand('nestResilienceCircuit', { numberOfKeys: 1, lua: CIRCUIT_SCRIPT });
     }
   }
 
@@ -123,10 +126,12 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
     return this.availability.isDegraded;
   }
 
-  /** The Redis keys of a circuit: its hash and its count-window list, in one hash slot. */
-  keysFor(circuitKey: string): [string, string] {
-    const base = `${this.prefix}:cb:{${circuitKey}}`;
-    return [base, `${base}:ring`];
+  /**
+   * The Redis key of a circuit: one hash, `<keyPrefix>:cb:{<circuit key>}`. Hash-tagged, so anything
+   * added for the circuit later stays in its cluster slot.
+   */
+  keyFor(circuitKey: string): string {
+    return `${this.prefix}:cb:{${circuitKey}}`;
   }
 
   acquire(key: string, policy: CircuitPolicy, now: number): CircuitAcquireResult | Promise<CircuitAcquireResult> {
@@ -170,7 +175,7 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
     if ((permit as LocalPermit).origin === LOCAL) return this.local.record(key, policy, permit, result, now);
     if (result === 'success' && !permit.probe) {
       // Closed-path successes never change the state: send them with the next call.
-      this.addPending(key, policy, permit.generation, now);
+      this.pending.add(key, policy, permit.generation, now);
       return undefined;
     }
     this.closedUntil.delete(key);
@@ -234,13 +239,20 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
 
   /** Sends the successes still waiting, and stops the flush timer. Call before closing the client. */
   async flush(): Promise<void> {
-    if (this.flushTimer) clearTimeout(this.flushTimer);
-    this.flushTimer = undefined;
-    const entries = [...this.pending.entries()];
-    this.pending.clear();
+    const batches = this.pending.takeAll();
+    if (batches.length === 0) return;
+    if (this.availability.skip) return; // Redis is away: these successes would only lower failure ratios late
+    const now = this.time.now();
     await Promise.all(
-      entries.map(([key, { policy, successes }]) =>
-        this.send(key, policy, successes.at, 'export', [], successes).catch(() => undefined),
+      batches.map(({ key, policy, payload }) =>
+        this.send(key, policy, now, 'export', [], payload).then(
+          () => {
+            if (this.availability.answered()) void this.resync();
+          },
+          (error: unknown) => {
+            if (this.availability.failed(error)) this.closedUntil.clear();
+          },
+        ),
       ),
     );
   }
@@ -273,10 +285,15 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
     fallback: () => R,
   ): R | Promise<R> {
     if (this.availability.skip) return fallback();
-    const pending = this.takePending(key);
+    const pending = this.pending.take(key);
     return this.send(key, policy, now, op, args, pending).then(
-      async (reply) => {
-        if (this.availability.answered()) this.resync();
+      async (reply): Promise<R> => {
+        if (this.availability.answered()) {
+          // Back after an outage: first tell the fleet what opened here meanwhile; if this very circuit
+          // did, ask again, so this call sees it open too.
+          const written = await this.resync();
+          if (written.has(key) && op === 'acquire') return this.run(key, policy, now, op, args, parse, fallback);
+        }
         const parsed = parse(reply);
         const transition = transitionOf(parsed);
         if (transition?.to === 'open' && policy.breakDurationGenerator) {
@@ -318,7 +335,7 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
     op: string,
     args: (string | number)[],
   ): Promise<ScriptReply> {
-    return this.send(key, policy, now, op, args, this.takePending(key));
+    return this.send(key, policy, now, op, args, this.pending.take(key));
   }
 
   /** One script call, raced against the operation timeout. */
@@ -328,9 +345,8 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
     now: number,
     op: string,
     args: (string | number)[],
-    pending?: PendingSuccesses,
+    pending?: SuccessPayload,
   ): Promise<ScriptReply> {
-    const [hashKey, ringKey] = this.keysFor(key);
     const ttl = Math.max(
       60_000,
       2 * (policy.kind === 'time-window' || policy.kind === 'slow-call' ? policy.samplingDuration : 0),
@@ -339,8 +355,7 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
     const command = (
       this.client as unknown as { nestResilienceCircuit: (...a: unknown[]) => Promise<ScriptReply> }
     ).nestResilienceCircuit(
-      hashKey,
-      ringKey,
+      this.keyFor(key),
       op,
       now,
       policy.kind,
@@ -355,38 +370,10 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
       policy.maxHalfOpenWait,
       ttl,
       pending?.generation ?? -1,
-      pending?.count ?? 0,
-      pending?.at ?? now,
+      pending?.groups ?? '',
       ...args,
     );
     return withTimeout(command, this.operationTimeout);
-  }
-
-  private addPending(key: string, policy: CircuitPolicy, generation: number, now: number): void {
-    const entry = this.pending.get(key);
-    if (entry && entry.successes.generation === generation) {
-      entry.successes.count++;
-      entry.successes.at = now;
-    } else {
-      this.pending.set(key, { policy, successes: { generation, count: 1, at: now } });
-    }
-    if (!this.flushTimer) {
-      this.flushTimer = setTimeout(
-        () => {
-          this.flushTimer = undefined;
-          void this.flush();
-        },
-        Math.max(this.flushInterval, this.cacheTtl),
-      );
-      this.flushTimer.unref?.();
-    }
-  }
-
-  private takePending(key: string): PendingSuccesses | undefined {
-    const entry = this.pending.get(key);
-    if (!entry) return undefined;
-    this.pending.delete(key);
-    return entry.successes;
   }
 
   private localAcquire(key: string, policy: CircuitPolicy, now: number): CircuitAcquireResult {
@@ -406,16 +393,21 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
   }
 
   /** After an outage: circuits that opened here tell the fleet; the rest follow Redis again. */
-  private resync(): void {
+  private async resync(): Promise<Set<string>> {
     const touched = [...this.touchedLocally.entries()];
     this.touchedLocally.clear();
+    const written = new Set<string>();
+    const imports: Promise<void>[] = [];
     for (const [key, policy] of touched) {
       const snapshot = this.local.exportSnapshot(key, policy);
       this.local.delete(key);
       if (snapshot.state === 'open' || snapshot.state === 'isolated') {
-        void this.importSnapshot(key, policy, snapshot).catch(() => undefined);
+        written.add(key);
+        imports.push(this.importSnapshot(key, policy, snapshot).catch(() => undefined));
       }
     }
+    await Promise.all(imports);
+    return written;
   }
 }
 

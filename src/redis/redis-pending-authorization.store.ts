@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { PendingAuthorization, PendingAuthorizationStore } from '../oauth/pending-authorization.store.js';
 
 /**
@@ -11,7 +11,7 @@ export class RedisPendingAuthorizationStore implements PendingAuthorizationStore
   private readonly prefix: string;
 
   constructor(
-    private readonly client: Redis,
+    private readonly client: Redis | Cluster,
     options: { keyPrefix?: string } = {},
   ) {
     this.prefix = `${options.keyPrefix ?? 'nest-resilience'}:oauth:pending:`;

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { withTimeout } from './redis.util.js';
 import { randomUUID } from 'node:crypto';
 import {
@@ -20,7 +20,8 @@ export type DistributedRateLimit =
 
 /** @publicApi */
 export interface RedisRateLimiterOptions {
-  client: Redis;
+  /** An ioredis `Redis` or `Cluster` client (never closed by the limiter). */
+  client: Redis | Cluster;
   /** Names the limit in its Redis key. */
   name: string;
   limit: DistributedRateLimit;

@@ -6,6 +6,9 @@ import { RedisCircuitBreakerStateStore } from '../../src/redis/index.js';
 import { commandArb, configArb, runScenario } from '../contracts/circuit-breaker.contract.js';
 import { ready, redisClient, uniquePrefix } from './redis-test.utils.js';
 
+/** A generous operation timeout: these tests are about decisions, not how fast a loaded machine answers. */
+const SLACK = 5_000;
+
 describe('Redis circuit-breaker state store', () => {
   const clients: Redis[] = [];
   const client = () => {
@@ -32,7 +35,13 @@ describe('Redis circuit-breaker state store', () => {
             runScenario(
               config,
               commands,
-              (timeProvider) => new RedisCircuitBreakerStateStore({ client: clients[0], keyPrefix, timeProvider }),
+              (timeProvider) =>
+                new RedisCircuitBreakerStateStore({
+                  client: clients[0],
+                  keyPrefix,
+                  timeProvider,
+                  operationTimeout: SLACK,
+                }),
               `circuit-${++run}`,
             ),
           ),
@@ -46,7 +55,7 @@ describe('Redis circuit-breaker state store', () => {
     const prefix = uniquePrefix('probes');
     const stores = Array.from(
       { length: 5 },
-      () => new RedisCircuitBreakerStateStore({ client: client(), keyPrefix: prefix }),
+      () => new RedisCircuitBreakerStateStore({ client: client(), keyPrefix: prefix, operationTimeout: SLACK }),
     );
     await Promise.all(clients.map((c) => ready(c)));
     const policy = toCircuitPolicy({
@@ -67,10 +76,10 @@ describe('Redis circuit-breaker state store', () => {
     expect(decisions.filter((d) => d.transition?.to === 'half-open')).toHaveLength(1);
   });
 
-  it('keeps every key under the application prefix with a hash tag, and with an expiry', async () => {
+  it('keeps each circuit in one key under the application prefix, hash-tagged, with an expiry', async () => {
     const prefix = uniquePrefix('keys');
     const c = clients[0];
-    const store = new RedisCircuitBreakerStateStore({ client: c, keyPrefix: prefix });
+    const store = new RedisCircuitBreakerStateStore({ client: c, keyPrefix: prefix, operationTimeout: SLACK });
     const policy = toCircuitPolicy({
       kind: 'count-window',
       windowSize: 5,
@@ -81,13 +90,17 @@ describe('Redis circuit-breaker state store', () => {
     const { permit } = await store.acquire('orders/circuit-breaker', policy, Date.now());
     await store.record('orders/circuit-breaker', policy, permit!, 'failure', Date.now());
     const keys = (await c.keys(`${prefix}:*`)).sort();
-    expect(keys).toEqual([`${prefix}:cb:{orders/circuit-breaker}`, `${prefix}:cb:{orders/circuit-breaker}:ring`]);
+    expect(keys).toEqual([`${prefix}:cb:{orders/circuit-breaker}`]);
     for (const key of keys) expect(await c.pttl(key)).toBeGreaterThan(10_000);
   });
 
   it('sends closed-path successes with the next call: one script call per call', async () => {
     const c = clients[0];
-    const store = new RedisCircuitBreakerStateStore({ client: c, keyPrefix: uniquePrefix('rtt') });
+    const store = new RedisCircuitBreakerStateStore({
+      client: c,
+      keyPrefix: uniquePrefix('rtt'),
+      operationTimeout: SLACK,
+    });
     const policy = toCircuitPolicy({
       kind: 'time-window',
       samplingDuration: 10_000,
@@ -120,8 +133,13 @@ describe('Redis circuit-breaker state store', () => {
   it('serves closed circuits from its read-through cache for localCacheTtl, seeing an opening elsewhere within that bound', async () => {
     const prefix = uniquePrefix('cache');
     const policy = toCircuitPolicy({ kind: 'consecutive', failureThreshold: 1, breakDuration: 60_000 });
-    const cached = new RedisCircuitBreakerStateStore({ client: clients[0], keyPrefix: prefix, localCacheTtl: 500 });
-    const other = new RedisCircuitBreakerStateStore({ client: clients[0], keyPrefix: prefix });
+    const cached = new RedisCircuitBreakerStateStore({
+      client: clients[0],
+      keyPrefix: prefix,
+      localCacheTtl: 500,
+      operationTimeout: SLACK,
+    });
+    const other = new RedisCircuitBreakerStateStore({ client: clients[0], keyPrefix: prefix, operationTimeout: SLACK });
     expect((await cached.acquire('k', policy, 10_000)).state).toBe('closed');
     const { permit } = await other.acquire('k', policy, 10_100);
     await other.record('k', policy, permit!, 'failure', 10_100);
@@ -163,14 +181,18 @@ describe('Redis circuit-breaker state store', () => {
   it('round-trips a snapshot (a restarted process finds the circuit open)', async () => {
     const prefix = uniquePrefix('snapshot');
     const policy = toCircuitPolicy({ kind: 'consecutive', failureThreshold: 2, breakDuration: 30_000 });
-    const a = new RedisCircuitBreakerStateStore({ client: clients[0], keyPrefix: prefix });
+    const a = new RedisCircuitBreakerStateStore({ client: clients[0], keyPrefix: prefix, operationTimeout: SLACK });
     for (let i = 0; i < 2; i++) {
       const { permit } = await a.acquire('k', policy, 5_000);
       await a.record('k', policy, permit!, 'failure', 5_000);
     }
     const snapshot = await a.exportSnapshot('k', policy);
     expect(snapshot).toMatchObject({ version: 1, state: 'open', blockedUntil: 35_000 });
-    const restarted = new RedisCircuitBreakerStateStore({ client: clients[0], keyPrefix: prefix });
+    const restarted = new RedisCircuitBreakerStateStore({
+      client: clients[0],
+      keyPrefix: prefix,
+      operationTimeout: SLACK,
+    });
     expect(await restarted.acquire('k', policy, 6_000)).toMatchObject({ state: 'open', retryAfter: 29_000 });
     await restarted.importSnapshot('other', policy, snapshot);
     expect(await restarted.acquire('other', policy, 6_000)).toMatchObject({ state: 'open', retryAfter: 29_000 });

@@ -41,6 +41,7 @@ describe('distributed rate limiters on Redis', () => {
             client,
             keyPrefix,
             name: 'api',
+            operationTimeout: 2_000, // what is admitted, not how fast a loaded machine answers
             limit: { kind: 'sliding-window', permitLimit: 10, window: 1_000 },
             timeProvider: time,
           }),
@@ -68,6 +69,7 @@ describe('distributed rate limiters on Redis', () => {
           client,
           keyPrefix,
           name: 'api',
+          operationTimeout: 2_000,
           limit: { kind: 'token-bucket', tokenLimit: 4, tokensPerPeriod: 2, replenishmentPeriod: 500 },
           timeProvider: time,
         }),
@@ -127,7 +129,7 @@ describe('distributed rate limiters on Redis', () => {
         const moduleRef = await Test.createTestingModule({
           imports: [
             ResilienceModule.forRoot({
-              store: { redis: { url: process.env.REDIS_URL, keyPrefix } },
+              store: { redis: { url: process.env.REDIS_URL, keyPrefix, operationTimeout: 2_000 } },
               pipelines: {
                 api: { rateLimiter: { kind: 'sliding-window', permitLimit: 3, window: 60_000, distributed: true } },
               },

@@ -96,7 +96,10 @@ export class CircuitBreakerStrategy<T> implements ResilienceStrategy<T>, ManualC
   private readonly slowCallDuration: number | undefined;
   /** The closed path may skip classification and timing: default predicate, not measuring slowness. */
   private readonly fastClosedPath: boolean;
-  /** Whether recording a success needs the clock (time windows do, consecutive counting does not). */
+  /**
+   * Whether recording a success needs the clock: time windows do, and so does every shared store (it
+   * orders outcomes of many processes by time); consecutive counting in memory does not.
+   */
   private readonly successNeedsClock: boolean;
   private readonly source: ResilienceErrorSource;
   private openingFailure: unknown;
@@ -122,7 +125,8 @@ export class CircuitBreakerStrategy<T> implements ResilienceStrategy<T>, ManualC
     this.slowCallDuration =
       this.policy.kind === 'slow-call' ? (options.slowCallDuration ?? DEFAULT_SLOW_CALL_DURATION) : undefined;
     this.fastClosedPath = !this.handlesResults && this.slowCallDuration === undefined;
-    this.successNeedsClock = this.policy.kind !== 'consecutive';
+    this.successNeedsClock =
+      this.policy.kind !== 'consecutive' || !(this.store instanceof InMemoryCircuitBreakerStateStore);
     this.source = { pipelineName: context.pipelineName, strategyName: options.name };
 
     options.stateProvider?._bind(this);

@@ -1,0 +1,205 @@
+import { Cluster, Redis } from 'ioredis';
+import { OptionsValidator } from '../core/index.js';
+
+/** A Redis server's address. @publicApi */
+export interface RedisNodeAddress {
+  host: string;
+  port: number;
+}
+
+/**
+ * Where the shared state lives: exactly one of `url` (one server), `cluster` (a Redis Cluster: some of
+ * its primaries, the rest are discovered), `sentinels` + `name` (the primary a Sentinel group manages,
+ * followed through failovers), or an ioredis `client` of yours (`Redis` or `Cluster`, never closed here).
+ *
+ * @publicApi
+ */
+export interface RedisConnectionOptions {
+  /** `redis://[user:password@]host:port[/db]` or `rediss://…`. */
+  url?: string;
+  /** Seed nodes of a Redis Cluster, as `host:port` strings or addresses. */
+  cluster?: (string | RedisNodeAddress)[];
+  /** The Sentinels watching the primary named `name`. */
+  sentinels?: RedisNodeAddress[];
+  /** The Sentinel master group name (with `sentinels`). */
+  name?: string;
+  /** Credentials of the data nodes (cluster and Sentinel; a `url` carries its own). */
+  username?: string;
+  password?: string;
+  /** Credentials of the Sentinels, when they need their own. */
+  sentinelUsername?: string;
+  sentinelPassword?: string;
+  /** The database (a single server or a Sentinel-managed primary). */
+  db?: number;
+  /** Connect with TLS (cluster and Sentinel; a `url` says so with `rediss://`). */
+  tls?: boolean;
+  /** An ioredis `Redis` or `Cluster` client of yours; the library never closes it. */
+  client?: Redis | Cluster;
+}
+
+/** An open connection and how to let go of it. @internal */
+export interface RedisConnection {
+  readonly client: Redis | Cluster;
+  /** What kind of deployment it talks to, for log lines (never the addresses). */
+  readonly topology: 'server' | 'cluster' | 'sentinel' | 'client';
+  /** Resolves once connected, or with the error that prevented it (the stores fall back meanwhile). */
+  connect(): Promise<unknown>;
+  /** Closes a connection opened here; leaves a given client open. */
+  close(): Promise<void>;
+}
+
+const TOPOLOGY_KEYS = ['url', 'cluster', 'sentinels', 'client'] as const;
+
+/** Checks the connection part of the options, adding every problem under `validator`. @internal */
+export function validateRedisConnectionOptions(validator: OptionsValidator, options: RedisConnectionOptions): void {
+  const given = TOPOLOGY_KEYS.filter((k) => options[k] !== undefined);
+  if (given.length !== 1) {
+    validator.add(
+      given.length === 0 ? 'url' : given.join(' + '),
+      given.length === 0 ? undefined : '[several]',
+      'needs exactly one of url, cluster, sentinels (with name) or client',
+    );
+  }
+  validator.string('url', options.url);
+  if (options.cluster !== undefined) {
+    if (!Array.isArray(options.cluster) || options.cluster.length === 0) {
+      validator.add('cluster', options.cluster, 'must be a non-empty list of "host:port" or { host, port }');
+    } else {
+      options.cluster.forEach((node, i) => {
+        if (parseNode(node) === undefined)
+          validator.add(`cluster[${i}]`, node, 'must be "host:port" or { host, port }');
+      });
+    }
+  }
+  if (options.sentinels !== undefined) {
+    if (!Array.isArray(options.sentinels) || options.sentinels.length === 0) {
+      validator.add('sentinels', options.sentinels, 'must be a non-empty list of { host, port }');
+    } else {
+      options.sentinels.forEach((node, i) => {
+        if (parseNode(node) === undefined) validator.add(`sentinels[${i}]`, node, 'must be { host, port }');
+      });
+    }
+    if (typeof options.name !== 'string' || options.name.length === 0) {
+      validator.add('name', options.name, 'is required with sentinels (the master group name)');
+    }
+  } else if (options.name !== undefined) {
+    validator.add('name', options.name, 'is only used with sentinels');
+  }
+  for (const secret of ['password', 'sentinelPassword'] as const) {
+    const value = options[secret];
+    if (value !== undefined && typeof value !== 'string') validator.add(secret, '[redacted]', 'must be a string');
+  }
+  validator.string('username', options.username);
+  validator.string('sentinelUsername', options.sentinelUsername);
+  validator.number('db', options.db, { min: 0, integer: true });
+  validator.boolean('tls', options.tls);
+  if (
+    options.client !== undefined &&
+    typeof (options.client as { defineCommand?: unknown } | null)?.defineCommand !== 'function'
+  ) {
+    validator.add('client', '[object]', 'must be an ioredis Redis or Cluster client');
+  }
+}
+
+/**
+ * Opens the connection the options describe. Connections opened here have no offline queue and no
+ * per-command retries, so an outage is seen at once (the stores then use their outage mode) rather
+ * than piling commands up; they reconnect on their own.
+ *
+ * @internal
+ */
+export function openRedisConnection(options: RedisConnectionOptions): RedisConnection {
+  if (options.client) {
+    const client = options.client;
+    return {
+      client,
+      topology: 'client',
+      connect: () => Promise.resolve(undefined),
+      close: () => Promise.resolve(),
+    };
+  }
+  const reconnect = (attempt: number) => Math.min(50 * attempt, 500);
+  let client: Redis | Cluster;
+  let topology: RedisConnection['topology'];
+  if (options.cluster) {
+    topology = 'cluster';
+    client = new Cluster(
+      options.cluster.map((n) => parseNode(n)!),
+      {
+        lazyConnect: true,
+        enableOfflineQueue: false,
+        clusterRetryStrategy: reconnect,
+        // Slot moves (resharding) are followed at once; a slot half-way through a move is retried quickly,
+        // well inside the stores' operation timeout.
+        retryDelayOnMoved: 0,
+        retryDelayOnTryAgain: 5,
+        retryDelayOnClusterDown: 50,
+        retryDelayOnFailover: 50,
+        slotsRefreshTimeout: 1_000,
+        redisOptions: {
+          maxRetriesPerRequest: 0,
+          username: options.username,
+          password: options.password,
+          tls: options.tls ? {} : undefined,
+        },
+      },
+    );
+  } else if (options.sentinels) {
+    topology = 'sentinel';
+    client = new Redis({
+      sentinels: options.sentinels.map((n) => parseNode(n)!),
+      name: options.name!,
+      role: 'master',
+      username: options.username,
+      password: options.password,
+      sentinelUsername: options.sentinelUsername,
+      sentinelPassword: options.sentinelPassword,
+      db: options.db,
+      tls: options.tls ? {} : undefined,
+      enableTLSForSentinelMode: options.tls === true,
+      // Follow a promotion as soon as the Sentinels announce it.
+      failoverDetector: true,
+      sentinelRetryStrategy: reconnect,
+      retryStrategy: reconnect,
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+    });
+  } else {
+    topology = 'server';
+    client = new Redis(options.url!, {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      retryStrategy: reconnect,
+    });
+  }
+  client.on('error', () => undefined); // outages are reported once each by the stores
+  return {
+    client,
+    topology,
+    connect: () =>
+      client.connect().then(
+        () => undefined,
+        (error: unknown) => error,
+      ),
+    close: async () => {
+      if (client.status === 'ready') await client.quit().catch(() => undefined);
+      client.disconnect(); // also stops reconnecting
+    },
+  };
+}
+
+function parseNode(node: unknown): RedisNodeAddress | undefined {
+  if (typeof node === 'string') {
+    const match = /^(.+):(\d{1,5})$/.exec(node.trim());
+    return match ? { host: match[1].replace(/^\[(.*)\]$/, '$1'), port: Number(match[2]) } : undefined;
+  }
+  if (node && typeof node === 'object') {
+    const { host, port } = node as Partial<RedisNodeAddress>;
+    if (typeof host === 'string' && host.length > 0 && Number.isInteger(port) && port! > 0 && port! < 65_536) {
+      return { host, port: port! };
+    }
+  }
+  return undefined;
+}

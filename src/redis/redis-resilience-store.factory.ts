@@ -1,0 +1,154 @@
+import {
+  OptionsValidator,
+  type RateLimiter,
+  type RateLimiterStrategyOptions,
+  type TimeProvider,
+} from '../core/index.js';
+import type { PendingAuthorizationStore } from '../oauth/pending-authorization.store.js';
+import type { StoreLogger } from './redis-availability.js';
+import {
+  RedisCircuitBreakerStateStore,
+  type RedisCircuitBreakerStateStoreOptions,
+} from './redis-circuit-breaker-state.store.js';
+import {
+  openRedisConnection,
+  validateRedisConnectionOptions,
+  type RedisConnectionOptions,
+} from './redis-connection.factory.js';
+import { RedisPendingAuthorizationStore } from './redis-pending-authorization.store.js';
+import { RedisRateLimiter, type DistributedRateLimit } from './redis-rate-limiter.js';
+
+/**
+ * Everything shared through one Redis: where it is, and how the stores behave.
+ *
+ * @publicApi
+ */
+export type RedisStoresOptions = RedisConnectionOptions &
+  Omit<RedisCircuitBreakerStateStoreOptions, 'client' | 'logger' | 'onAvailabilityChange' | 'timeProvider'>;
+
+/** The Redis-backed stores of an application, on one connection. @internal */
+export interface RedisStores {
+  readonly store: RedisCircuitBreakerStateStore;
+  readonly distributedLimiter: (id: string, options: RateLimiterStrategyOptions) => RateLimiter;
+  readonly pendingAuthorizationStore: () => PendingAuthorizationStore;
+  /** Sends waiting successes, then closes the connection if it was opened here. */
+  close(): Promise<void>;
+}
+
+const STORE_KEYS = [
+  'url',
+  'cluster',
+  'sentinels',
+  'name',
+  'username',
+  'password',
+  'sentinelUsername',
+  'sentinelPassword',
+  'db',
+  'tls',
+  'client',
+  'keyPrefix',
+  'operationTimeout',
+  'retryInterval',
+  'outageMode',
+  'localCacheTtl',
+  'flushInterval',
+] as const;
+
+/** Every problem of the options at once, as a `ResilienceValidationError`. @internal */
+export function validateRedisStoresOptions(options: RedisStoresOptions, path = 'store.redis'): void {
+  const v = new OptionsValidator(path);
+  if (options === null || typeof options !== 'object') {
+    v.add('', options, 'must be an object');
+    v.throwIfInvalid();
+  }
+  v.knownKeys(options, STORE_KEYS);
+  validateRedisConnectionOptions(v, options);
+  v.string('keyPrefix', options.keyPrefix);
+  v.duration('operationTimeout', options.operationTimeout, { min: 1 });
+  v.duration('retryInterval', options.retryInterval, { min: 1 });
+  v.duration('localCacheTtl', options.localCacheTtl);
+  v.duration('flushInterval', options.flushInterval, { min: 1 });
+  v.oneOf('outageMode', options.outageMode, ['local', 'allow', 'reject']);
+  v.throwIfInvalid('Invalid Redis store options');
+}
+
+/**
+ * Opens the connection (`url`, `cluster`, `sentinels`, or your `client`) and builds the circuit store,
+ * the distributed rate limiters and the pending-login store on it. A connection that cannot be made yet
+ * is logged once; the stores answer from their outage mode until Redis is there.
+ *
+ * @internal
+ */
+export async function createRedisStores(
+  options: RedisStoresOptions,
+  context: {
+    readonly logger: StoreLogger;
+    readonly timeProvider?: TimeProvider;
+    readonly onAvailabilityChange?: (available: boolean, error?: unknown) => void;
+  },
+): Promise<RedisStores> {
+  validateRedisStoresOptions(options);
+  const {
+    url,
+    cluster,
+    sentinels,
+    name,
+    username,
+    password,
+    sentinelUsername,
+    sentinelPassword,
+    db,
+    tls,
+    client: given,
+    ...storeOptions
+  } = options;
+  const connection = openRedisConnection({
+    url,
+    cluster,
+    sentinels,
+    name,
+    username,
+    password,
+    sentinelUsername,
+    sentinelPassword,
+    db,
+    tls,
+    client: given,
+  });
+  const failed = await connection.connect();
+  if (failed !== undefined) {
+    context.logger.warn(
+      `Redis (${connection.topology}) is not reachable yet; the stores use their outage mode until it is.`,
+    );
+  }
+  const client = connection.client;
+  const store = new RedisCircuitBreakerStateStore({
+    ...storeOptions,
+    client,
+    timeProvider: context.timeProvider,
+    logger: context.logger,
+    onAvailabilityChange: context.onAvailabilityChange,
+  });
+  return {
+    store,
+    pendingAuthorizationStore: () => new RedisPendingAuthorizationStore(client, { keyPrefix: storeOptions.keyPrefix }),
+    distributedLimiter: (id, limitOptions) =>
+      new RedisRateLimiter({
+        client,
+        name: id,
+        keyPrefix: storeOptions.keyPrefix,
+        limit: limitOptions as DistributedRateLimit,
+        partitionKey: limitOptions.partitionKey,
+        operationTimeout: storeOptions.operationTimeout,
+        retryInterval: storeOptions.retryInterval,
+        outageMode: storeOptions.outageMode,
+        logger: context.logger,
+        timeProvider: context.timeProvider,
+      }),
+    close: async () => {
+      await store.flush();
+      await connection.close();
+    },
+  };
+}
