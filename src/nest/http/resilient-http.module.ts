@@ -12,7 +12,11 @@ import {
 import axios, { type AxiosRequestConfig } from 'axios';
 import { OptionsValidator, ResiliencePipelineRegistry, ResilienceValidationError } from '../../core/index.js';
 import { ResilientHttpClient } from './resilient-http.client.js';
-import { StandardHedgingHandler, type StandardHedgingHandlerOptions } from './standard-hedging.handler.js';
+import {
+  StandardHedgingHandler,
+  validateStandardHedgingOptions,
+  type StandardHedgingHandlerOptions,
+} from './standard-hedging.handler.js';
 import {
   handleHttpFailure,
   handleRetryableHttpFailure,
@@ -231,6 +235,7 @@ function validateClient(
     if (axiosConfig.baseURL !== undefined)
       v.add('baseURL', axiosConfig.baseURL, 'must not be set with hedging (the endpoints are the base URLs)');
   }
+  validateStandardHedgingOptions(v.child('hedging'), hedging);
   if (root.problems.length > before) return undefined;
 
   const http = new HttpService(axios.create(axiosConfig));

@@ -282,8 +282,8 @@ export class StandardHedgingHandler {
   }
 
   /**
-   * Validates `options` (problems under `path` go to `root`, the strategies' own problems too) and
-   * creates the handler, or returns `undefined` when anything is invalid.
+   * Creates the handler for options that passed `validateStandardHedgingOptions`, after a dry build that
+   * reports the strategies' own problems under `path` to `root`; `undefined` when there are any.
    */
   static create(
     http: HttpService,
@@ -295,9 +295,7 @@ export class StandardHedgingHandler {
   ): StandardHedgingHandler | undefined {
     const v = root.child(path);
     const before = v.problems.length;
-    validateStandardHedgingOptions(v, options);
-    if (v.problems.length > before) return undefined;
-    // A dry build reports the strategies' own problems (e.g. a bad circuit breaker option) with paths.
+    // Checked by `validateStandardHedgingOptions` first; a dry build reports the strategies' own problems (e.g. a bad circuit breaker option) with paths.
     for (const [section, config] of [
       ['', outerConfig(options)],
       ['endpoint', endpointConfig(options)],
