@@ -115,11 +115,12 @@ function toRoutedEndpoint(endpoint: string | HedgingEndpoint): RoutedEndpoint {
 }
 
 /** Checks a routing: at least one group, each with endpoints, absolute http(s) URLs, positive weights. @internal */
-export function validateEndpointRouting(v: OptionsValidator, routing: unknown): void {
+export function validateEndpointRouting(parent: OptionsValidator, key: string, routing: unknown): void {
   if (typeof routing !== 'object' || routing === null) {
-    v.add('', routing, 'must be an object with groups');
+    parent.add(key, routing, 'must be an object with groups');
     return;
   }
+  const v = parent.child(key);
   const r = routing as Partial<EndpointRouting>;
   v.knownKeys(r, ['kind', 'groups']).oneOf('kind', r.kind, ['ordered', 'weighted']);
   if (!Array.isArray(r.groups) || r.groups.length === 0) {
@@ -127,11 +128,11 @@ export function validateEndpointRouting(v: OptionsValidator, routing: unknown): 
     return;
   }
   r.groups.forEach((group: Partial<EndpointGroup>, i) => {
-    const gv = v.child(`groups[${i}]`);
     if (typeof group !== 'object' || group === null) {
-      gv.add('', group, 'must be an object with endpoints');
+      v.add(`groups[${i}]`, group, 'must be an object with endpoints');
       return;
     }
+    const gv = v.child(`groups[${i}]`);
     gv.knownKeys(group, ['endpoints', 'weight']).number('weight', group.weight, { min: 0, exclusiveMin: true });
     if (!Array.isArray(group.endpoints) || group.endpoints.length === 0) {
       gv.add('endpoints', group.endpoints, 'must be a non-empty array of endpoints');
@@ -144,19 +145,18 @@ export function validateEndpointRouting(v: OptionsValidator, routing: unknown): 
         gv.add(path, endpoint, 'must be a URL or { url, weight }');
         return;
       }
-      const ev = gv.child(path);
-      if (typeof endpoint === 'object') {
-        ev.knownKeys(endpoint, ['url', 'weight']).number('weight', endpoint.weight, { min: 0, exclusiveMin: true });
+      if (typeof endpoint === 'string') {
+        if (!isHttpUrl(endpoint)) gv.add(path, endpoint, RULE_HTTP_URL);
+        return;
       }
-      if (!isHttpUrl(spec.url))
-        (typeof endpoint === 'string' ? gv : ev).add(
-          typeof endpoint === 'string' ? path : 'url',
-          spec.url,
-          'must be an absolute http(s) URL',
-        );
+      const ev = gv.child(path);
+      ev.knownKeys(endpoint, ['url', 'weight']).number('weight', endpoint.weight, { min: 0, exclusiveMin: true });
+      if (!isHttpUrl(endpoint.url)) ev.add('url', endpoint.url, RULE_HTTP_URL);
     });
   });
 }
+
+const RULE_HTTP_URL = 'must be an absolute http(s) URL';
 
 function isHttpUrl(value: unknown): boolean {
   if (typeof value !== 'string') return false;

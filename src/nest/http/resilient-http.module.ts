@@ -10,7 +10,12 @@ import {
   type Type,
 } from '@nestjs/common';
 import axios, { type AxiosRequestConfig } from 'axios';
-import { OptionsValidator, ResiliencePipelineRegistry, ResilienceValidationError } from '../../core/index.js';
+import {
+  OptionsValidator,
+  ResiliencePipelineRegistry,
+  ResilienceValidationError,
+  type PipelineConfig,
+} from '../../core/index.js';
 import { ResilientHttpClient } from './resilient-http.client.js';
 import {
   StandardHedgingHandler,
@@ -178,7 +183,7 @@ function createClients(
     if (seen.has(name)) cv.add('name', name, 'is registered twice in this module');
     seen.add(name);
     if (typeof options !== 'object' || options === null) {
-      cv.add('', options, 'must be an options object (the factory returned nothing usable)');
+      v.add(path, options, 'must be an options object (the factory returned nothing usable)');
       return;
     }
     if (isAsync(specs[i]) && options.name !== undefined && options.name !== name) {
@@ -234,42 +239,43 @@ function validateClient(
       v.add('perAuthority', options.perAuthority, 'must not be set with hedging (every endpoint has its circuit)');
     if (axiosConfig.baseURL !== undefined)
       v.add('baseURL', axiosConfig.baseURL, 'must not be set with hedging (the endpoints are the base URLs)');
+    validateStandardHedgingOptions(v, 'hedging', hedging);
   }
-  validateStandardHedgingOptions(v.child('hedging'), hedging);
+  const pipelineName = typeof pipeline === 'string' ? pipeline : `http:${name}`;
+  let standard: PipelineConfig | undefined;
+  if (hedging === undefined && typeof pipeline === 'string' && !registry.pipelineNames.includes(pipeline)) {
+    const known = registry.pipelineNames.join(', ') || 'none';
+    v.add('pipeline', pipeline, `must name a registered pipeline (known: ${known})`);
+  } else if (hedging === undefined && typeof pipeline !== 'string') {
+    try {
+      standard = standardHttpPipeline(pipeline, `${path}.pipeline`);
+    } catch (error) {
+      if (!(error instanceof ResilienceValidationError)) throw error;
+      root.addIssues(error.issues);
+    }
+  }
+  if (hedging !== undefined && registry.pipelineNames.includes(`http-hedging:${name}`)) {
+    v.add('name', name, `is taken: a pipeline "http-hedging:${name}" is registered already`);
+  }
   if (root.problems.length > before) return undefined;
 
   const http = new HttpService(axios.create(axiosConfig));
   const settings = { perAuthority, failureStatusCodes, idempotent };
   if (hedging !== undefined) {
-    const pipelineName = `http-hedging:${name}`;
-    if (registry.pipelineNames.includes(pipelineName)) {
-      v.add('name', name, `is taken: a pipeline "${pipelineName}" is registered already`);
-      return undefined;
-    }
-    const handler = StandardHedgingHandler.create(http, registry, hedging, pipelineName, root, `${path}.hedging`);
+    const hedgingName = `http-hedging:${name}`;
+    const handler = StandardHedgingHandler.create(http, registry, hedging, hedgingName, root, `${path}.hedging`);
     if (!handler) return undefined;
     return () =>
       new ResilientHttpClient(http, registry, {
         ...settings,
         perAuthority: false,
-        pipeline: pipelineName,
+        pipeline: hedgingName,
         hedging: handler,
       });
   }
-  const pipelineName = typeof pipeline === 'string' ? pipeline : `http:${name}`;
-  if (typeof pipeline === 'string') {
-    if (!registry.pipelineNames.includes(pipeline)) {
-      v.add(
-        'pipeline',
-        pipeline,
-        `must name a registered pipeline (known: ${registry.pipelineNames.join(', ') || 'none'})`,
-      );
-      return undefined;
-    }
-  } else {
+  if (standard && !registry.pipelineNames.includes(pipelineName)) {
     try {
-      const standard = standardHttpPipeline(pipeline, `${path}.pipeline`);
-      if (!registry.pipelineNames.includes(pipelineName)) registry.addPipelines({ [pipelineName]: standard });
+      registry.addPipelines({ [pipelineName]: standard });
     } catch (error) {
       if (!(error instanceof ResilienceValidationError)) throw error;
       root.addIssues(error.issues);

@@ -125,14 +125,15 @@ class EndpointPlan {
 const ENDPOINT_PLAN = new ResiliencePropertyKey<EndpointPlan>('nest-resilience.http.endpoint-plan');
 
 /** Validates the options; every problem goes to `v`. @internal */
-export function validateStandardHedgingOptions(v: OptionsValidator, options: unknown): void {
+export function validateStandardHedgingOptions(parent: OptionsValidator, key: string, options: unknown): void {
   if (typeof options !== 'object' || options === null) {
-    v.add('', options, 'must be an object with routing');
+    parent.add(key, options, 'must be an object with routing');
     return;
   }
+  const v = parent.child(key);
   const o = options as StandardHedgingHandlerOptions;
   v.knownKeys(o, ['routing', 'totalTimeout', 'hedging', 'endpoint', 'random']).func('random', o.random);
-  validateEndpointRouting(v.child('routing'), o.routing);
+  validateEndpointRouting(v, 'routing', o.routing);
   const h = o.hedging ?? {};
   const hv = v.child('hedging');
   hv.knownKeys(h, ['maxHedgedAttempts', 'mode', 'delay'])
