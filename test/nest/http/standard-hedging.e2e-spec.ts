@@ -19,6 +19,7 @@ import {
   type ResilientHttpClient,
   type StandardHedgingHandlerOptions,
 } from '../../../src/nest/http/index.js';
+import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { answerAfter, hang, json, Replica, seededRandom } from './replica.server.js';
 
 /** How long the slow replica takes; every hedged answer must come well before it. */
@@ -35,10 +36,14 @@ describe('The standard hedging handler against three real replicas', () => {
 
   const ordered = (...rs: Replica[]) => ({ groups: rs.map((r) => ({ endpoints: [`${r.url}/api`] })) });
 
-  async function client(hedging: StandardHedgingHandlerOptions, extra = {}): Promise<ResilientHttpClient> {
+  async function client(
+    hedging: StandardHedgingHandlerOptions,
+    extra = {},
+    timeProvider?: FakeTimeProvider,
+  ): Promise<ResilientHttpClient> {
     const moduleRef = await Test.createTestingModule({
       imports: [
-        ResilienceModule.forRoot({ telemetryListeners: [listener] }),
+        ResilienceModule.forRoot({ telemetryListeners: [listener], timeProvider }),
         ResilientHttpModule.register({ name: 'replicas', hedging, ...extra }),
       ],
     }).compile();
@@ -160,6 +165,18 @@ describe('The standard hedging handler against three real replicas', () => {
     expect([a.hits, b.hits, c.hits]).toEqual([1, 1, 1]);
   });
 
+  it('every circuit open: the request fails with BrokenCircuitError without a request', async () => {
+    for (const r of [a, b, c]) r.handler = (_req, res) => json(res, 503, { server: r.name });
+    const http = await client({
+      routing: ordered(a, b, c),
+      hedging: { maxHedgedAttempts: 2 },
+      endpoint: { circuitBreaker: { kind: 'consecutive', failureThreshold: 1, breakDuration: 60_000 } },
+    });
+    await expect(http.get('/x')).rejects.toMatchObject({ response: { status: 503 } });
+    await expect(http.get('/x')).rejects.toBeInstanceOf(BrokenCircuitError);
+    expect([a.hits, b.hits, c.hits]).toEqual([1, 1, 1]);
+  });
+
   it('fallback mode: the next endpoint only after a failure (a per-endpoint attempt timeout counts)', async () => {
     a.handler = answerAfter(300, (res) => json(res, 200, { server: 'a' }));
     const http = await client({
@@ -199,6 +216,26 @@ describe('The standard hedging handler against three real replicas', () => {
       expect(elapsed).toBeLessThan(WELL_BEFORE_SLOW);
     }
     expect([a.hits, b.hits]).toEqual([1, 3]);
+  });
+
+  it('Retry-After: the endpoint goes last until the time it asked for has passed', async () => {
+    const time = new FakeTimeProvider(Date.now());
+    a.handler = (_req, res) => json(res, 503, { server: 'a' }, { 'retry-after': '60' });
+    const http = await client({ routing: ordered(a, b) }, {}, time);
+    expect((await http.get('/1')).data).toEqual({ server: 'b' });
+    a.handler = (_req, res) => json(res, 200, { server: 'a' });
+    time.advance(59_000);
+    expect((await http.get('/2')).data).toEqual({ server: 'b' });
+    time.advance(1_000);
+    expect((await http.get('/3')).data).toEqual({ server: 'a' });
+    expect([a.hits, b.hits]).toEqual([2, 2]);
+  });
+
+  it('a client registered idempotent hedges POST too', async () => {
+    a.handler = answerAfter(SLOW, (res) => json(res, 200, { server: 'a' }));
+    const http = await client({ routing: ordered(a, b), hedging: { delay: 50 } }, { idempotent: true });
+    expect((await http.post('/orders', { id: 1 })).data).toEqual({ server: 'b' });
+    await a.abortedCount(1);
   });
 
   it('POST is hedged only when idempotent or carrying an Idempotency-Key; each attempt sends the same body', async () => {
@@ -332,6 +369,7 @@ describe('Standard hedging handler options', () => {
         ResilientHttpModule.register({
           name: 'bad',
           pipeline: 'x',
+          baseURL: 'http://primary.test',
           hedging: {
             routing: { kind: 'random' as never, groups: [{ endpoints: ['ftp://x', { url: 'http://ok', weight: 0 }] }] },
             hedging: { delay: -5, maxHedgedAttempts: 11 },
@@ -346,6 +384,7 @@ describe('Standard hedging handler options', () => {
     const issues = (error as { issues: { path: string; value: unknown; rule: string }[] }).issues;
     expect(issues.map((i) => [i.path, i.value])).toEqual([
       ['ResilientHttpModule "bad".pipeline', 'x'],
+      ['ResilientHttpModule "bad".baseURL', 'http://primary.test'],
       ['ResilientHttpModule "bad".hedging.routing.kind', 'random'],
       ['ResilientHttpModule "bad".hedging.routing.groups[0].endpoints[0]', 'ftp://x'],
       ['ResilientHttpModule "bad".hedging.routing.groups[0].endpoints[1].weight', 0],
