@@ -13,14 +13,14 @@ import {
 
 /**
  * `npm run bench:hedging`: three replicas on loopback, one of them slow. A fixed loop of `REQUESTS`
- * requests (`CONCURRENCY` in flight) through (1) the plain standard handler, spreading the requests
+ * requests (one at a time; `BENCH_CONCURRENCY` for more in flight) through (1) the plain standard handler, spreading the requests
  * round-robin over the replicas, and (2) the standard hedging handler over the same replicas as three
  * equally weighted groups, hedging after `HEDGING_DELAY` ms. Prints p50/p90/p99/max latency per client.
  * `--update-docs` writes the table into docs/http.md.
  */
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2_000);
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 10);
-const SLOW_MS = Number(process.env.BENCH_SLOW_MS ?? 100);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 1);
+const SLOW_MS = Number(process.env.BENCH_SLOW_MS ?? 50);
 const HEDGING_DELAY = Number(process.env.BENCH_HEDGING_DELAY ?? 20);
 
 async function replica(delay: number): Promise<{ server: Server; url: string }> {
@@ -34,12 +34,12 @@ async function replica(delay: number): Promise<{ server: Server; url: string }> 
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
 
-/** Runs `REQUESTS` requests, `CONCURRENCY` at a time; returns each one's latency in ms. */
-async function loop(send: (i: number) => Promise<unknown>): Promise<number[]> {
+/** Runs `requests` requests, `CONCURRENCY` at a time; returns each one's latency in ms. */
+async function loop(send: (i: number) => Promise<unknown>, requests = REQUESTS): Promise<number[]> {
   const latencies: number[] = [];
   let next = 0;
   const worker = async (): Promise<void> => {
-    while (next < REQUESTS) {
+    while (next < requests) {
       const i = next++;
       const started = performance.now();
       await send(i);
@@ -94,7 +94,7 @@ async function main(): Promise<void> {
         send: () => hedged.get('/r'),
       },
     ];
-    for (const client of clients) await loop(client.send); // warm up
+    for (const client of clients) await loop(client.send, 200); // warm up
     const rows: string[] = [];
     for (const client of clients) {
       const sorted = (await loop(client.send)).sort((a, b) => a - b);
