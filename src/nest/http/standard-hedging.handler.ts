@@ -1,6 +1,7 @@
 import type { HttpService } from '@nestjs/axios';
 import type { AxiosRequestConfig, AxiosResponse } from 'axios';
 import {
+  BrokenCircuitError,
   isBrokenCircuitError,
   isIsolatedCircuitError,
   OptionsValidator,
@@ -55,7 +56,7 @@ export interface StandardHedgingHandlerOptions {
      * `fallback`: the next endpoint only after a failure.
      */
     mode?: 'latency' | 'fallback';
-    /** Latency mode: how long to wait for an attempt before hedging. Default 2000 ms. */
+    /** Latency mode: how long to wait for an attempt before hedging (0: every hedge at once). Default 2000 ms. */
     delay?: number;
   };
   /** The strategies each endpoint has for itself (one instance per endpoint authority). */
@@ -139,7 +140,7 @@ export function validateStandardHedgingOptions(parent: OptionsValidator, key: st
   hv.knownKeys(h, ['maxHedgedAttempts', 'mode', 'delay'])
     .number('maxHedgedAttempts', h.maxHedgedAttempts, { min: 1, max: 10, integer: true })
     .oneOf('mode', h.mode, ['latency', 'fallback'])
-    .duration('delay', h.delay, { min: 0, exclusiveMin: true });
+    .duration('delay', h.delay);
   if (h.mode === 'fallback' && h.delay !== undefined) hv.add('delay', h.delay, 'applies to latency mode only');
   const e = o.endpoint ?? {};
   v.child('endpoint').knownKeys(e, ['rateLimiter', 'circuitBreaker', 'attemptTimeout']);
@@ -370,7 +371,7 @@ export class StandardHedgingHandler {
         throw error;
       }
     }
-    throw broken;
+    throw broken ?? new BrokenCircuitError('No endpoint is left for this attempt.');
   }
 
   /** Sends a fresh copy of the request to `endpoint`, with the attempt's signal. */

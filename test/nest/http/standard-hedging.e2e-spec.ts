@@ -121,6 +121,17 @@ describe('The standard hedging handler against three real replicas', () => {
     await a.abortedCount(20);
   });
 
+  it('a delay of 0 sends to every planned endpoint at once; the first answer wins', async () => {
+    a.handler = answerAfter(SLOW, (res) => json(res, 200, { server: 'a' }));
+    c.handler = answerAfter(SLOW, (res) => json(res, 200, { server: 'c' }));
+    // b takes long enough for the other two requests to reach their replicas before it answers.
+    b.handler = answerAfter(300, (res) => json(res, 200, { server: 'b' }));
+    const http = await client({ routing: ordered(a, b, c), hedging: { delay: 0, maxHedgedAttempts: 2 } });
+    expect((await http.get('/x')).data).toEqual({ server: 'b' });
+    expect([a.hits, b.hits, c.hits]).toEqual([1, 1, 1]);
+    await Promise.all([a.abortedCount(1), c.abortedCount(1)]);
+  });
+
   it('a replica answering 503: its circuit opens, then it is skipped without a request or a wait', async () => {
     a.handler = (_req, res) => json(res, 503, { server: 'a' });
     const http = await client({
