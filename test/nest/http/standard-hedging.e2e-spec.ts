@@ -381,6 +381,7 @@ describe('Standard hedging handler options', () => {
           name: 'bad',
           pipeline: 'x',
           baseURL: 'http://primary.test',
+          perAuthority: false,
           hedging: {
             routing: { kind: 'random' as never, groups: [{ endpoints: ['ftp://x', { url: 'http://ok', weight: 0 }] }] },
             hedging: { delay: -5, maxHedgedAttempts: 11 },
@@ -395,6 +396,7 @@ describe('Standard hedging handler options', () => {
     const issues = (error as { issues: { path: string; value: unknown; rule: string }[] }).issues;
     expect(issues.map((i) => [i.path, i.value])).toEqual([
       ['ResilientHttpModule "bad".pipeline', 'x'],
+      ['ResilientHttpModule "bad".perAuthority', false],
       ['ResilientHttpModule "bad".baseURL', 'http://primary.test'],
       ['ResilientHttpModule "bad".hedging.routing.kind', 'random'],
       ['ResilientHttpModule "bad".hedging.routing.groups[0].endpoints[0]', 'ftp://x'],
