@@ -297,7 +297,7 @@ export class StandardHedgingHandler {
   ): StandardHedgingHandler | undefined {
     const v = root.child(path);
     const before = v.problems.length;
-    // Checked by `validateStandardHedgingOptions` first; a dry build reports the strategies' own problems (e.g. a bad circuit breaker option) with paths.
+    // A dry build reports the strategies' own problems (a bad circuit breaker option, …) with their paths.
     for (const [section, config] of [
       ['', outerConfig(options)],
       ['endpoint', endpointConfig(options)],

@@ -408,4 +408,26 @@ describe('Standard hedging handler options', () => {
     ]);
     expect(issues.every((i) => i.rule.length > 0)).toBe(true);
   });
+
+  it("report the strategies' own problems under the client's path", async () => {
+    const error = await Test.createTestingModule({
+      imports: [
+        ResilienceModule.forRoot({}),
+        ResilientHttpModule.register({
+          name: 'breaker',
+          hedging: {
+            routing: { groups: [{ endpoints: ['http://a.test'] }] },
+            endpoint: { circuitBreaker: { failureRatio: 2 }, rateLimiter: { permitLimit: -1 } },
+          },
+        }),
+      ],
+    })
+      .compile()
+      .catch((e: unknown) => e);
+    expect(isResilienceValidationError(error)).toBe(true);
+    const paths = (error as { issues: { path: string }[] }).issues.map((i) => i.path);
+    expect(paths).toHaveLength(2); // one per strategy option
+    expect(paths.every((p) => p.startsWith('ResilientHttpModule "breaker".hedging.endpoint'))).toBe(true);
+    expect(paths.join('\n')).toMatch(/failureRatio[\s\S]*permitLimit|permitLimit[\s\S]*failureRatio/);
+  });
 });
