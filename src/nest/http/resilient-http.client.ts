@@ -3,6 +3,7 @@ import type { AxiosRequestConfig, AxiosResponse } from 'axios';
 import { defer, from, type Observable } from 'rxjs';
 import { ResilienceContext, type ResiliencePipeline, type ResiliencePipelineRegistry } from '../../core/index.js';
 import { currentResilienceContext } from '../execution/resilience-context.storage.js';
+import type { StandardHedgingHandler } from './standard-hedging.handler.js';
 import { HTTP_REQUEST_INFO, IDEMPOTENT_METHODS, retryAfterOf } from './standard-http-pipeline.js';
 
 /** How a client was configured (resolved from the module options). @internal */
@@ -15,6 +16,8 @@ export interface ResilientHttpClientSettings {
   readonly failureStatusCodes: readonly number[];
   /** Treat POST and PATCH as safe to repeat. */
   readonly idempotent: boolean;
+  /** The standard hedging handler the requests go through instead of `pipeline`, when configured. */
+  readonly hedging?: StandardHedgingHandler;
 }
 
 /** Per-request options on top of axios'. @publicApi */
@@ -47,7 +50,6 @@ export class ResilientHttpClient {
   request<T = unknown, D = unknown>(config: ResilientRequestConfig<D>): Promise<AxiosResponse<T, D>> {
     const { idempotent, signal, ...axiosConfig } = config;
     const method = (axiosConfig.method ?? 'GET').toUpperCase();
-    const url = this.resolveUrl(axiosConfig.url);
     const retryable =
       IDEMPOTENT_METHODS.has(method) ||
       idempotent === true ||
@@ -56,6 +58,17 @@ export class ResilientHttpClient {
     // Inside a decorated method or an intercepted handler, the request inherits that call's signal, so a
     // client that disconnects (or an enclosing timeout) cancels the socket too.
     const parent = signal ?? currentResilienceContext()?.signal;
+    const hedging = this.settings.hedging;
+    if (hedging) {
+      const info = {
+        method,
+        url: axiosConfig.url ?? '',
+        retryable,
+        failureStatusCodes: this.settings.failureStatusCodes,
+      };
+      return hedging.execute<T, D>(axiosConfig, info, parent);
+    }
+    const url = this.resolveUrl(axiosConfig.url);
     const context = new ResilienceContext({ operationKey: `${method} ${url}`, signal: parent });
     context.properties.set(HTTP_REQUEST_INFO, {
       method,
@@ -135,8 +148,13 @@ export class ResilientHttpClient {
     return this.request$<T, D>({ ...config, url, data, method: 'POST' });
   }
 
-  /** The pipeline requests to `url` run through (one per authority unless configured otherwise). */
+  /**
+   * The pipeline requests to `url` run through (one per authority unless configured otherwise); for the
+   * hedging handler, the pipeline of the endpoint `url` names (its circuit), or else the outer one.
+   */
   pipelineFor(url: string): ResiliencePipeline<unknown> {
+    const hedging = this.settings.hedging;
+    if (hedging) return hedging.endpointPipeline(authorityOf(url)) ?? this.registry.getPipeline(hedging.pipelineName);
     if (!this.settings.perAuthority) return this.registry.getPipeline(this.settings.pipeline);
     return this.registry.getPipeline(this.settings.pipeline, authorityOf(url));
   }

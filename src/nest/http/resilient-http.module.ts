@@ -1,8 +1,27 @@
-import { HttpModule, HttpService } from '@nestjs/axios';
-import { Inject, Module, type DynamicModule, type Provider } from '@nestjs/common';
-import type { AxiosRequestConfig } from 'axios';
-import { ResiliencePipelineRegistry } from '../../core/index.js';
+import { HttpService } from '@nestjs/axios';
+import {
+  Inject,
+  Module,
+  type DynamicModule,
+  type InjectionToken,
+  type ModuleMetadata,
+  type OptionalFactoryDependency,
+  type Provider,
+  type Type,
+} from '@nestjs/common';
+import axios, { type AxiosRequestConfig } from 'axios';
+import {
+  OptionsValidator,
+  ResiliencePipelineRegistry,
+  ResilienceValidationError,
+  type PipelineConfig,
+} from '../../core/index.js';
 import { ResilientHttpClient } from './resilient-http.client.js';
+import {
+  StandardHedgingHandler,
+  validateStandardHedgingOptions,
+  type StandardHedgingHandlerOptions,
+} from './standard-hedging.handler.js';
 import {
   handleHttpFailure,
   handleRetryableHttpFailure,
@@ -19,12 +38,39 @@ export interface ResilientHttpModuleOptions extends AxiosRequestConfig {
    * is registered as `http:<name>`.
    */
   pipeline?: string | StandardHttpPipelineOptions;
+  /**
+   * The standard hedging handler instead of a pipeline: requests go to endpoint groups (a relative URL
+   * is resolved on each endpoint), pipelines `http-hedging:<name>` and `http-hedging:<name>:endpoint`.
+   */
+  hedging?: StandardHedgingHandlerOptions;
   /** One pipeline instance — one circuit — per scheme + host + port. Default true. */
   perAuthority?: boolean;
   /** Statuses that count as failures besides 408, 429 and 5xx, e.g. `[404]`. Default none. */
   failureStatusCodes?: number[];
   /** Treat POST and PATCH as safe to repeat. Default false (set `idempotent` per request instead). */
   idempotent?: boolean;
+}
+
+/** Creates a client's options (for `registerAsync({ useClass | useExisting })`). @publicApi */
+export interface ResilientHttpOptionsFactory {
+  createResilientHttpOptions(): ResilientHttpModuleOptions | Promise<ResilientHttpModuleOptions>;
+}
+
+/**
+ * A client whose options are resolved at start-up, from other providers (`ConfigService`, …): exactly one
+ * of `useFactory`, `useClass`, `useExisting`.
+ *
+ * @publicApi
+ */
+export interface ResilientHttpModuleAsyncOptions extends Pick<ModuleMetadata, 'imports'> {
+  /** Names the client; the options' own `name`, if any, must match. Default `default`. */
+  name?: string;
+  useFactory?: (...args: never[]) => ResilientHttpModuleOptions | Promise<ResilientHttpModuleOptions>;
+  inject?: (InjectionToken | OptionalFactoryDependency)[];
+  useClass?: Type<ResilientHttpOptionsFactory>;
+  useExisting?: InjectionToken<ResilientHttpOptionsFactory>;
+  /** Providers the factory class may depend on. */
+  extraProviders?: Provider[];
 }
 
 /** The injection token of a named client. @publicApi */
@@ -36,10 +82,19 @@ export function getResilientHttpClientToken(name = 'default'): string {
 export const InjectResilientHttpClient = (name?: string): ParameterDecorator & PropertyDecorator =>
   Inject(getResilientHttpClientToken(name));
 
+type ClientSpec = ResilientHttpModuleOptions | ResilientHttpModuleAsyncOptions;
+
+function isAsync(spec: ClientSpec): spec is ResilientHttpModuleAsyncOptions {
+  return 'useFactory' in spec || 'useClass' in spec || 'useExisting' in spec;
+}
+
 /**
  * Resilient HTTP clients on `@nestjs/axios`: `ResilientHttpModule.register({ name, baseURL, pipeline })`
  * provides a `ResilientHttpClient` (by class for the default client, by `@InjectResilientHttpClient(name)`
- * otherwise) whose requests run through a named pipeline — by default the standard one. Needs
+ * otherwise) whose requests run through a named pipeline — by default the standard one — or through the
+ * standard hedging handler (`hedging`). `registerAsync` resolves the options from other providers;
+ * `forFeature` registers several clients at once. Every client's options are validated at start-up:
+ * one `ResilienceValidationError` lists every problem of every client of the module. Needs
  * `ResilienceModule` in the application. Registers the predicates `http-failure` and `http-retryable`.
  *
  * @publicApi
@@ -47,42 +102,195 @@ export const InjectResilientHttpClient = (name?: string): ParameterDecorator & P
 @Module({})
 export class ResilientHttpModule {
   static register(options: ResilientHttpModuleOptions = {}): DynamicModule {
-    const {
-      name = 'default',
-      pipeline,
-      perAuthority = true,
-      failureStatusCodes = [],
-      idempotent = false,
-      ...axiosConfig
-    } = options;
-    const pipelineName = typeof pipeline === 'string' ? pipeline : `http:${name}`;
-    const standard =
-      typeof pipeline === 'string' ? undefined : standardHttpPipeline(pipeline, `ResilientHttpModule "${name}"`);
-    const token = getResilientHttpClientToken(name);
-    const clientProvider: Provider = {
-      provide: token,
-      inject: [HttpService, ResiliencePipelineRegistry],
-      useFactory: (http: HttpService, registry: ResiliencePipelineRegistry) => {
-        registry.registerPredicate('http-failure', handleHttpFailure);
-        registry.registerPredicate('http-retryable', handleRetryableHttpFailure);
-        if (standard && !registry.pipelineNames.includes(pipelineName))
-          registry.addPipelines({ [pipelineName]: standard });
-        registry.getPipeline(pipelineName); // an unknown name fails the start, listing the known ones
-        return new ResilientHttpClient(http, registry, {
-          pipeline: pipelineName,
-          perAuthority,
-          failureStatusCodes,
-          idempotent,
+    return ResilientHttpModule.clients([options]);
+  }
+
+  static registerAsync(options: ResilientHttpModuleAsyncOptions): DynamicModule {
+    return ResilientHttpModule.clients([options]);
+  }
+
+  /** Several named clients, each given by options or async options. */
+  static forFeature(clients: readonly ClientSpec[]): DynamicModule {
+    return ResilientHttpModule.clients(clients);
+  }
+
+  private static clients(specs: readonly ClientSpec[]): DynamicModule {
+    const imports: NonNullable<ModuleMetadata['imports']> = [];
+    const providers: Provider[] = [];
+    const optionTokens: symbol[] = [];
+    const names = specs.map((spec) => spec.name ?? 'default');
+    for (const [i, spec] of specs.entries()) {
+      const token = Symbol(`nest-resilience:ResilientHttpOptions:${names[i]}`);
+      optionTokens.push(token);
+      if (!isAsync(spec)) {
+        providers.push({ provide: token, useValue: spec });
+        continue;
+      }
+      imports.push(...(spec.imports ?? []));
+      providers.push(...(spec.extraProviders ?? []));
+      if (spec.useFactory) {
+        providers.push({ provide: token, useFactory: spec.useFactory, inject: spec.inject ?? [] });
+      } else {
+        const factoryToken = spec.useExisting ?? spec.useClass;
+        if (spec.useClass) providers.push({ provide: spec.useClass, useClass: spec.useClass });
+        providers.push({
+          provide: token,
+          inject: factoryToken ? [factoryToken] : [],
+          useFactory: (factory: ResilientHttpOptionsFactory | undefined) => factory?.createResilientHttpOptions() ?? {},
         });
-      },
-    };
-    const providers: Provider[] = [clientProvider];
-    if (name === 'default') providers.push({ provide: ResilientHttpClient, useExisting: token });
-    return {
-      module: ResilientHttpModule,
-      imports: [HttpModule.register(axiosConfig)],
-      providers,
-      exports: providers,
-    };
+      }
+    }
+    // One provider validates every client of the module, so one error lists every problem.
+    const clientsToken = Symbol('nest-resilience:ResilientHttpClients');
+    providers.push({
+      provide: clientsToken,
+      inject: [ResiliencePipelineRegistry, ...optionTokens],
+      useFactory: (registry: ResiliencePipelineRegistry, ...options: ResilientHttpModuleOptions[]) =>
+        createClients(registry, specs, names, options),
+    });
+    const exported: Provider[] = [];
+    for (const name of new Set(names)) {
+      exported.push({
+        provide: getResilientHttpClientToken(name),
+        inject: [clientsToken],
+        useFactory: (clients: Map<string, ResilientHttpClient>) => clients.get(name),
+      });
+    }
+    if (names.includes('default')) {
+      exported.push({ provide: ResilientHttpClient, useExisting: getResilientHttpClientToken('default') });
+    }
+    return { module: ResilientHttpModule, imports, providers: [...providers, ...exported], exports: exported };
+  }
+}
+
+function createClients(
+  registry: ResiliencePipelineRegistry,
+  specs: readonly ClientSpec[],
+  names: readonly string[],
+  resolved: readonly ResilientHttpModuleOptions[],
+): Map<string, ResilientHttpClient> {
+  registry.registerPredicate('http-failure', handleHttpFailure);
+  registry.registerPredicate('http-retryable', handleRetryableHttpFailure);
+  const v = new OptionsValidator('');
+  const clients = new Map<string, ResilientHttpClient>();
+  const seen = new Set<string>();
+  const pending: (() => void)[] = [];
+  resolved.forEach((options, i) => {
+    const name = names[i];
+    const path = `ResilientHttpModule "${name}"`;
+    const cv = v.child(path);
+    if (typeof name !== 'string' || name.length === 0) cv.add('name', name, 'must be a non-empty string');
+    if (seen.has(name)) cv.add('name', name, 'is registered twice in this module');
+    seen.add(name);
+    if (typeof options !== 'object' || options === null) {
+      v.add(path, options, 'must be an options object (the factory returned nothing usable)');
+      return;
+    }
+    if (isAsync(specs[i]) && options.name !== undefined && options.name !== name) {
+      cv.add('name', options.name, `must match the name the client was registered with ("${name}")`);
+    }
+    const client = validateClient(registry, options, name, v, path);
+    if (client) pending.push(() => clients.set(name, client()));
+  });
+  v.throwIfInvalid('Invalid resilient HTTP client options');
+  for (const create of pending) create();
+  return clients;
+}
+
+/** Checks one client's options; returns how to create it, or `undefined` when anything is invalid. */
+function validateClient(
+  registry: ResiliencePipelineRegistry,
+  options: ResilientHttpModuleOptions,
+  name: string,
+  root: OptionsValidator,
+  path: string,
+): (() => ResilientHttpClient) | undefined {
+  const v = root.child(path);
+  const before = root.problems.length;
+  const {
+    pipeline,
+    hedging,
+    perAuthority = true,
+    failureStatusCodes = [],
+    idempotent = false,
+    ...axiosOptions
+  } = options;
+  const axiosConfig = { ...axiosOptions } as AxiosRequestConfig & { name?: string };
+  delete axiosConfig.name;
+  v.boolean('perAuthority', options.perAuthority).boolean('idempotent', options.idempotent);
+  if (!Array.isArray(failureStatusCodes))
+    v.add('failureStatusCodes', failureStatusCodes, 'must be an array of statuses');
+  else {
+    failureStatusCodes.forEach((status, j) =>
+      v.number(`failureStatusCodes[${j}]`, status, { min: 400, max: 599, integer: true }),
+    );
+  }
+  v.duration('timeout', axiosConfig.timeout);
+  if (axiosConfig.baseURL !== undefined && !isAbsoluteUrl(axiosConfig.baseURL)) {
+    v.add('baseURL', axiosConfig.baseURL, 'must be an absolute URL');
+  }
+  if (pipeline !== undefined && typeof pipeline !== 'string' && (typeof pipeline !== 'object' || pipeline === null)) {
+    v.add('pipeline', pipeline, 'must be a pipeline name or standard pipeline options');
+  }
+  if (hedging !== undefined) {
+    if (pipeline !== undefined)
+      v.add('pipeline', pipeline, 'must not be set with hedging (the handler is the pipeline)');
+    if (options.perAuthority !== undefined)
+      v.add('perAuthority', options.perAuthority, 'must not be set with hedging (every endpoint has its circuit)');
+    if (axiosConfig.baseURL !== undefined)
+      v.add('baseURL', axiosConfig.baseURL, 'must not be set with hedging (the endpoints are the base URLs)');
+    validateStandardHedgingOptions(v, 'hedging', hedging);
+  }
+  const pipelineName = typeof pipeline === 'string' ? pipeline : `http:${name}`;
+  let standard: PipelineConfig | undefined;
+  if (hedging === undefined && typeof pipeline === 'string' && !registry.pipelineNames.includes(pipeline)) {
+    const known = registry.pipelineNames.join(', ') || 'none';
+    v.add('pipeline', pipeline, `must name a registered pipeline (known: ${known})`);
+  } else if (hedging === undefined && typeof pipeline !== 'string') {
+    try {
+      standard = standardHttpPipeline(pipeline, `${path}.pipeline`);
+    } catch (error) {
+      if (!(error instanceof ResilienceValidationError)) throw error;
+      root.addIssues(error.issues);
+    }
+  }
+  if (hedging !== undefined && registry.pipelineNames.includes(`http-hedging:${name}`)) {
+    v.add('name', name, `is taken: a pipeline "http-hedging:${name}" is registered already`);
+  }
+  if (root.problems.length > before) return undefined;
+
+  const http = new HttpService(axios.create(axiosConfig));
+  const settings = { perAuthority, failureStatusCodes, idempotent };
+  if (hedging !== undefined) {
+    const hedgingName = `http-hedging:${name}`;
+    const handler = StandardHedgingHandler.create(http, registry, hedging, hedgingName, root, `${path}.hedging`);
+    if (!handler) return undefined;
+    return () =>
+      new ResilientHttpClient(http, registry, {
+        ...settings,
+        perAuthority: false,
+        pipeline: hedgingName,
+        hedging: handler,
+      });
+  }
+  if (standard && !registry.pipelineNames.includes(pipelineName)) {
+    try {
+      registry.addPipelines({ [pipelineName]: standard });
+    } catch (error) {
+      if (!(error instanceof ResilienceValidationError)) throw error;
+      root.addIssues(error.issues);
+      return undefined;
+    }
+  }
+  return () => new ResilientHttpClient(http, registry, { ...settings, pipeline: pipelineName });
+}
+
+function isAbsoluteUrl(value: unknown): boolean {
+  if (typeof value !== 'string') return false;
+  try {
+    new URL(value);
+    return true;
+  } catch {
+    return false;
   }
 }

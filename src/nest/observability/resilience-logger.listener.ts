@@ -51,6 +51,7 @@ export const DEFAULT_RESILIENCE_LOG_LEVELS: Readonly<Record<keyof ResilienceEven
   OnCircuitRejected: 'debug',
   OnRateLimiterRejected: 'debug',
   OnHedging: 'debug',
+  OnEndpointAttempt: 'debug',
   OnChaosInjected: 'debug',
   OnStateStoreUnavailable: 'error',
   OnStateStoreRestored: 'log',
