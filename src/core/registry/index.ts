@@ -14,6 +14,7 @@ export type {
   TimeoutConfig,
 } from './pipeline-config.model.js';
 export { PIPELINE_SECTION_ORDER } from './pipeline-config.builder.js';
+export { parseDuration } from './config-value.coercion.js';
 export { BUILT_IN_PREDICATES, PredicateRegistry } from './predicate.registry.js';
 export {
   ResiliencePipelineRegistry,
