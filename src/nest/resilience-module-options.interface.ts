@@ -2,7 +2,7 @@ import type { ResilienceLoggingOptions } from './observability/resilience-logger
 import type {
   CircuitBreakerStateStore,
   OutcomePredicate,
-  PipelineConfig,
+  PipelineConfigData,
   TelemetryListener,
   TimeProvider,
 } from '../core/index.js';
@@ -62,7 +62,7 @@ export interface RedisStoreConfig {
 /** @publicApi */
 export interface ResilienceModuleOptions {
   /** Named pipelines as data; validated when the application starts. */
-  pipelines?: Record<string, PipelineConfig>;
+  pipelines?: Record<string, PipelineConfigData>;
   /** Predicates that configuration may name, besides `all-errors`, `transient-network`, `http-transient`, `timeout`. */
   predicates?: Record<string, OutcomePredicate<unknown>>;
   /**

@@ -5,7 +5,7 @@ import {
   ResiliencePipelineRegistry,
   systemTimeProvider,
   type CircuitBreakerStateStore,
-  type PipelineConfig,
+  type PipelineConfigData,
   type TelemetryListener,
   type TimeProvider,
 } from '../core/index.js';
@@ -116,7 +116,7 @@ export class ResilienceModule extends ConfigurableResilienceModule {
    * error for every pipeline and decorator of the application). Needs
    * `ResilienceModule.forRoot…` (global) in the application.
    */
-  static forFeature(pipelines: Record<string, PipelineConfig>): DynamicModule {
+  static forFeature(pipelines: Record<string, PipelineConfigData>): DynamicModule {
     const token = Symbol('nest-resilience:feature');
     return {
       module: ResilienceFeatureModule,

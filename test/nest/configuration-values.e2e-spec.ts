@@ -5,9 +5,11 @@ import { Test } from '@nestjs/testing';
 import {
   CircuitBreaker,
   ResilienceModule,
+  ResiliencePipelineBuilder,
   ResiliencePipelineRegistry,
+  ResilienceValidationError,
   Retry,
-  type PipelineConfig,
+  type PipelineConfigData,
 } from '../../src/index.js';
 
 @Injectable()
@@ -24,11 +26,14 @@ class Orders {
 
 describe('module configuration from the environment', () => {
   it('gives decorators naming a pipeline the values its strings stand for', async () => {
-    // As a loader of environment variables hands them over: every scalar a string.
-    const fromEnv = {
+    // As a loader of environment variables hands them over: every scalar a string. The module's types
+    // accept it as it is (PipelineConfigData); the builder's do not.
+    const fromEnv: PipelineConfigData = {
       retry: { maxRetryAttempts: '2', delay: '0ms', useJitter: 'false' },
       circuitBreaker: { kind: 'consecutive', failureThreshold: '5', breakDuration: '00:00:30' },
-    } as unknown as PipelineConfig;
+    };
+    // @ts-expect-error the builder API stays typed: a duration is a number of milliseconds there
+    expect(() => new ResiliencePipelineBuilder().addRetry({ delay: '2s' }).build()).toThrow(ResilienceValidationError);
     const moduleRef = await Test.createTestingModule({
       imports: [ResilienceModule.forRoot({ pipelines: { orders: fromEnv } })],
       providers: [Orders],

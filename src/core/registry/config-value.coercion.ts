@@ -1,4 +1,4 @@
-import type { PipelineConfig } from './pipeline-config.model.js';
+import type { PipelineConfig, PipelineConfigData } from './pipeline-config.model.js';
 
 /**
  * Configuration as data (JSON, YAML, environment variables) often carries numbers as strings. Before a
@@ -150,7 +150,8 @@ function coerceData(value: unknown): unknown {
  *
  * @internal
  */
-export function coercePipelineConfig(config: PipelineConfig): PipelineConfig {
+export function coercePipelineConfig(data: PipelineConfigData | PipelineConfig): PipelineConfig {
+  const config = data as PipelineConfig;
   if (!isPlainObject(config)) return config;
   const copy = coerceData(config) as Record<string, unknown>;
   for (const [section, kind] of Object.entries(SHORTHAND_SECTIONS)) {

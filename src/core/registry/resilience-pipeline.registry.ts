@@ -19,7 +19,7 @@ import { systemTimeProvider, type TimeProvider } from '../time/time.provider.js'
 import { OptionsValidator } from '../utils/options.validation.js';
 import { coercePipelineConfig } from './config-value.coercion.js';
 import { applyPipelineConfig } from './pipeline-config.builder.js';
-import type { PipelineConfig } from './pipeline-config.model.js';
+import type { PipelineConfig, PipelineConfigData } from './pipeline-config.model.js';
 import { PredicateRegistry } from './predicate.registry.js';
 import { RULES } from '../resilience.messages.js';
 import {
@@ -35,7 +35,7 @@ import {
 /** @publicApi */
 export interface ResiliencePipelineRegistryOptions {
   /** Named pipelines as data. */
-  pipelines?: Readonly<Record<string, PipelineConfig>>;
+  pipelines?: Readonly<Record<string, PipelineConfigData>>;
   /** Predicates the configuration may refer to by name, besides the built-in ones. */
   predicates?: Readonly<Record<string, OutcomePredicate<unknown>>>;
   /** Where every circuit breaker of the registry keeps its state. Default: one in-memory store. */
@@ -140,7 +140,7 @@ export class ResiliencePipelineRegistry {
    * With `collect`, problems are added to it instead of thrown (so a caller can report them together
    * with others): the valid pipelines are registered, and asking for an invalid one throws its problems.
    */
-  addPipelines(pipelines: Readonly<Record<string, PipelineConfig>>, collect?: OptionsValidator): void {
+  addPipelines(pipelines: Readonly<Record<string, PipelineConfigData>>, collect?: OptionsValidator): void {
     const v = new OptionsValidator('');
     if (typeof pipelines !== 'object' || pipelines === null) {
       v.add('pipelines', pipelines, RULES.pipelinesObject);
@@ -148,8 +148,10 @@ export class ResiliencePipelineRegistry {
       else v.throwIfInvalid('Invalid resilience configuration');
       return;
     }
+    // Configuration as data: "2s", "3" and "true" become the values they stand for, before validation.
+    const configs = Object.entries(pipelines).map(([name, data]) => [name, coercePipelineConfig(data)] as const);
     const failed = new Map<string, readonly ValidationIssue[]>();
-    for (const [name, config] of Object.entries(pipelines)) {
+    for (const [name, config] of configs) {
       const own = new OptionsValidator('');
       if (this.entries.has(name) || this.invalid.has(name))
         own.add(`pipelines.${name}`, '(exists)', RULES.alreadyRegistered);
@@ -159,7 +161,7 @@ export class ResiliencePipelineRegistry {
     }
     if (!collect) v.throwIfInvalid('Invalid resilience configuration');
     collect?.addIssues(v.problems);
-    for (const [name, config] of Object.entries(pipelines)) {
+    for (const [name, config] of configs) {
       const issues = failed.get(name);
       if (issues && !this.entries.has(name)) this.invalid.set(name, issues);
       else if (!issues) this.entries.set(name, { config, instances: new Map() });
@@ -208,8 +210,7 @@ export class ResiliencePipelineRegistry {
 
   /** The configuration a pipeline was registered with, if it came from data. */
   getPipelineConfig(name: string): PipelineConfig | undefined {
-    const config = this.entries.get(name)?.config;
-    return config && coercePipelineConfig(config); // as it was applied: strings from data read as values
+    return this.entries.get(name)?.config;
   }
 
   /**
@@ -217,7 +218,8 @@ export class ResiliencePipelineRegistry {
    * nothing); every instance handed out so far switches to it; circuit breakers keep their state because
    * they keep their store and key.
    */
-  async reload(name: string, config: PipelineConfig): Promise<void> {
+  async reload(name: string, data: PipelineConfigData): Promise<void> {
+    const config = coercePipelineConfig(data);
     const entry = this.entries.get(name);
     if (!entry) throw new UnknownPipelineError(name, this.pipelineNames);
     const v = new OptionsValidator('');
@@ -454,7 +456,7 @@ export class ResiliencePipelineRegistry {
     const configIssues = new OptionsValidator(path);
     applyPipelineConfig(
       builder,
-      coercePipelineConfig(config), // configuration as data: "2s", "3" and "true" become values
+      config,
       { predicates: this.predicates, services: this.services(name, key) },
       configIssues,
     );
