@@ -5,6 +5,7 @@ export {
 } from './context/resilience.context.js';
 export type { CancellationSource } from './context/cancellation.scope.js';
 export { ResiliencePropertyKey, ResilienceProperties } from './context/resilience-property.key.js';
+export { isCancellation, isCancellationOutcome } from './context/cancellation.rule.js';
 export { outcomeFromError, outcomeFromValue, unwrapOutcome } from './outcome.model.js';
 export type { Outcome, SuccessOutcome, FailureOutcome } from './outcome.model.js';
 export {
@@ -16,6 +17,7 @@ export {
   isTransientNetworkError,
   TRANSIENT_NETWORK_ERROR_CODES,
   type OutcomePredicate,
+  type OutcomePredicateArguments,
 } from './outcome.predicates.js';
 export {
   BrokenCircuitError,
@@ -149,6 +151,7 @@ export {
 export type { CircuitOpenedEventArguments, CircuitClosedEventArguments } from './telemetry/resilience-event.model.js';
 export {
   BUILT_IN_PREDICATES,
+  parseDuration,
   PIPELINE_SECTION_ORDER,
   PredicateRegistry,
   ResiliencePipelineRegistry,
@@ -160,8 +163,10 @@ export {
   type ConfigurePipeline,
   type FallbackConfig,
   type HedgingConfig,
+  type ConfigData,
   type LimiterInfo,
   type PipelineConfig,
+  type PipelineConfigData,
   type PipelineSection,
   type PredicateReference,
   type RateLimiterConfig,
@@ -173,10 +178,15 @@ export {
 export {
   getHttpRetryAfter,
   getHttpStatus,
+  handleHttpFailure,
+  handleRetryableHttpFailure,
   handleTransientHttp,
+  HTTP_REQUEST_INFO,
   isTransientHttpStatus,
   parseRetryAfter,
+  type HttpRequestInfo,
 } from './http/http.predicates.js';
+export { closestName } from './utils/did-you-mean.util.js';
 export { concurrencyLimiterRegistration } from './concurrency-limiter/index.js';
 export {
   ChainedRateLimiter,

@@ -1,31 +1,40 @@
+import { isCancellationOutcome } from './context/cancellation.rule.js';
+import type { ResilienceContext } from './context/resilience.context.js';
 import type { Outcome } from './outcome.model.js';
-import { isCancellationError } from './resilience.errors.js';
 
 /**
  * Decides whether an outcome is handled by a strategy (retried, counted as a failure, replaced by a
- * fallback…). Every strategy's `shouldHandle` receives an arguments object with at least the outcome, so
- * these predicates plug into any of them. It may return a promise.
+ * fallback…). Every strategy's `shouldHandle` receives an arguments object with the outcome and the
+ * context, so these predicates plug into any of them. It may return a promise.
  *
  * @publicApi
  */
-export type OutcomePredicate<T = unknown> = (args: { readonly outcome: Outcome<T> }) => boolean | PromiseLike<boolean>;
+export type OutcomePredicate<T = unknown> = (args: OutcomePredicateArguments<T>) => boolean | PromiseLike<boolean>;
+
+/** What every `shouldHandle` receives (strategies add more fields). @publicApi */
+export interface OutcomePredicateArguments<T = unknown> {
+  readonly outcome: Outcome<T>;
+  /** The context the outcome was produced under; the built-in predicates read its signal. */
+  readonly context?: ResilienceContext;
+}
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type ErrorClass<E> = abstract new (...args: any[]) => E;
 
 /**
- * Handles every error except cancellation; results are never handled. The default of retry, fallback
- * and the circuit breaker (as in Polly, where `OperationCanceledException` is excluded).
+ * Handles every error except cancellation (see `isCancellation`); results are never handled. The
+ * default of retry, fallback, hedging and the circuit breaker (as in Polly, where
+ * `OperationCanceledException` is excluded).
  *
  * @publicApi
  */
-export function handleAllErrors({ outcome }: { readonly outcome: Outcome<unknown> }): boolean {
-  return !outcome.ok && !isCancellationError(outcome.error);
+export function handleAllErrors({ outcome, context }: OutcomePredicateArguments<unknown>): boolean {
+  return !outcome.ok && !isCancellationOutcome(outcome, context);
 }
 
 /**
  * Handles errors of a class (and its subclasses), optionally narrowed by a filter; or, given a plain
- * function, every error the function accepts.
+ * function, every error the function accepts. A cancellation (see `isCancellation`) is never handled.
  *
  * ```ts
  * handleError(HttpError, (e) => e.status >= 500)
@@ -42,10 +51,14 @@ export function handleError<E>(
 ): OutcomePredicate<unknown> {
   if (isClass(typeOrFilter)) {
     const type = typeOrFilter;
-    return ({ outcome }) => !outcome.ok && outcome.error instanceof type && (!filter || filter(outcome.error));
+    return ({ outcome, context }) =>
+      !outcome.ok &&
+      outcome.error instanceof type &&
+      !isCancellationOutcome(outcome, context) &&
+      (!filter || filter(outcome.error));
   }
   const predicate = typeOrFilter;
-  return ({ outcome }) => !outcome.ok && predicate(outcome.error);
+  return ({ outcome, context }) => !outcome.ok && !isCancellationOutcome(outcome, context) && predicate(outcome.error);
 }
 
 /**
@@ -109,9 +122,9 @@ export function isTransientNetworkError(error: unknown): boolean {
   return false;
 }
 
-/** A ready `shouldHandle` that handles transient network errors only. @publicApi */
-export const handleTransientNetworkErrors: OutcomePredicate<unknown> = ({ outcome }) =>
-  !outcome.ok && isTransientNetworkError(outcome.error);
+/** A ready `shouldHandle` that handles transient network errors only (never a cancellation). @publicApi */
+export const handleTransientNetworkErrors: OutcomePredicate<unknown> = ({ outcome, context }) =>
+  !outcome.ok && isTransientNetworkError(outcome.error) && !isCancellationOutcome(outcome, context);
 
 function isClass(fn: unknown): fn is ErrorClass<unknown> {
   return (

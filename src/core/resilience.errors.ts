@@ -93,8 +93,14 @@ export class BrokenCircuitError extends ResilienceError {
 }
 brand(BrokenCircuitError);
 
-/** Thrown while a circuit is isolated by hand (`CircuitBreakerManualControl.isolate()`). @publicApi */
-export class IsolatedCircuitError extends ResilienceError {
+/**
+ * Thrown while a circuit is isolated by hand (`CircuitBreakerManualControl.isolate()`). It is a
+ * `BrokenCircuitError` (as Polly's `IsolatedCircuitException : BrokenCircuitException`): one `catch` or
+ * `isBrokenCircuitError` covers both; `isIsolatedCircuitError` tells them apart.
+ *
+ * @publicApi
+ */
+export class IsolatedCircuitError extends BrokenCircuitError {
   constructor(message = 'The circuit is manually held open and is not allowing calls.') {
     super(message);
   }
@@ -190,9 +196,9 @@ export class UnknownPipelineError extends ResilienceError {
 }
 brand(UnknownPipelineError);
 
-/** @publicApi */
+/** True for an open or half-open circuit's rejection, and for an isolated one (a subclass). @publicApi */
 export function isBrokenCircuitError(error: unknown): error is BrokenCircuitError {
-  return hasKind(error, 'BrokenCircuitError');
+  return hasKind(error, 'BrokenCircuitError') || hasKind(error, 'IsolatedCircuitError');
 }
 /** @publicApi */
 export function isIsolatedCircuitError(error: unknown): error is IsolatedCircuitError {

@@ -1,3 +1,5 @@
+import { knownNames, withHint } from './utils/did-you-mean.util.js';
+
 /**
  * Every rule text the engine's validation reports (`ValidationIssue.rule`), in one place, so the
  * wording stays consistent and a reader finds every message the engine can give.
@@ -7,7 +9,8 @@
 export const RULES = {
   required: 'is required',
   requiredOr: (alternative: string) => `is required (or give ${alternative})`,
-  unknownOption: 'is not a known option',
+  unknownOption: (key: string, known: readonly string[]) => withHint('is not a known option', key, known),
+  duration: 'must be a duration: milliseconds, or in configuration "200ms", "2s", "1m", "00:00:30"',
   boolean: 'must be a boolean',
   nonEmptyString: 'must be a non-empty string',
   function: 'must be a function',
@@ -29,7 +32,8 @@ export const RULES = {
   pipelinesObject: 'must be an object of named pipelines',
   alreadyRegistered: 'is already registered',
   predicateReference: 'must be a predicate name, a list of names or a function',
-  unknownPredicate: (known: readonly string[]) => `is not a registered predicate (known: ${known.join(', ')})`,
+  unknownPredicate: (name: unknown, known: readonly string[]) =>
+    `is not a registered predicate (${knownNames(name, known)})`,
   circuitKeyRequired: 'is required with a shared stateStore when the pipeline has no name',
   circuitNeverOpens: (windowSize: number) => `must be <= windowSize (${windowSize}), or the circuit can never open`,
   limitNeedsKind: 'needs a kind',

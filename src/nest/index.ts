@@ -18,6 +18,7 @@ export { RESILIENCE_DECORATOR_ORDER, type ResilienceSection } from './decorators
 export { ResilienceInterceptor } from './resilience.interceptor.js';
 export {
   ResilienceExceptionFilter,
+  publicResilienceMessage,
   toResilienceHttpError,
   type ResilienceHttpError,
 } from './resilience-exception.filter.js';

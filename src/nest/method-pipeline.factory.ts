@@ -38,6 +38,8 @@ interface PlanStep {
   readonly decorator: string;
   /** Set when the method's pipeline must record each call's instance and arguments. */
   recordInvocation: boolean;
+  /** Set when the decorator names a pipeline that is itself invalid (reported once, with the pipeline). */
+  namesInvalidPipeline: boolean;
 }
 
 /** Adds one decorator's strategy; returns how it reads in the description, or nothing when it is invalid. */
@@ -60,7 +62,8 @@ export function planMethodPipeline(
   meta: ResilienceMethodMetadata,
   instance: object,
   registry: ResiliencePipelineRegistry,
-  returnsObservable: boolean,
+  /** From the declared return type; `undefined` when none is declared (then the returned value decides). */
+  returnsObservable: boolean | undefined,
   v: OptionsValidator,
 ): MethodPipelinePlan | undefined {
   const where = `${meta.className}.${meta.methodName}`;
@@ -68,6 +71,7 @@ export function planMethodPipeline(
   const issues = new OptionsValidator(where);
   const parts: string[] = [];
   let recordInvocation = false;
+  let namesInvalidPipeline = false;
 
   for (const section of STRATEGY_SECTIONS) {
     const spec = meta.sections[section.name as ResilienceSection];
@@ -81,10 +85,12 @@ export function planMethodPipeline(
       section,
       decorator: `@${section.decorator}`,
       recordInvocation: false,
+      namesInvalidPipeline: false,
     };
     const part = (PLANNERS[section.name as ResilienceSection] ?? planSection)(spec, step);
     if (part !== undefined) parts.push(part);
     recordInvocation ||= step.recordInvocation;
+    namesInvalidPipeline ||= step.namesInvalidPipeline;
   }
 
   v.addIssues(issues.problems);
@@ -98,7 +104,7 @@ export function planMethodPipeline(
     }
     throw error;
   }
-  if (!issues.isValid) return undefined;
+  if (!issues.isValid || namesInvalidPipeline) return undefined;
   const binding = createMethodBinding(meta.original, pipeline, where, recordInvocation, returnsObservable);
   return { pipeline, description: `${where}: ${[...parts, meta.methodName].join(' → ')}`, binding };
 }
@@ -111,7 +117,11 @@ function planFallback(spec: unknown, step: PlanStep): string | undefined {
   if (options.method !== undefined) {
     const fallback = (instance as Record<string, unknown>)[options.method];
     if (typeof fallback !== 'function') {
-      issues.add(decorator, options.method, NEST_RULES.notAMethod(meta.className));
+      issues.add(
+        decorator,
+        options.method,
+        NEST_RULES.notAMethod(meta.className, options.method, methodNamesOf(instance)),
+      );
       return undefined;
     }
     const arity = meta.original.length;
@@ -149,11 +159,11 @@ function planFallback(spec: unknown, step: PlanStep): string | undefined {
 
 /** `@UseResiliencePipeline` on a method: the whole named pipeline, nested at its place. */
 function planNamedPipeline(spec: unknown, step: PlanStep): string | undefined {
-  const { registry, builder, issues, decorator } = step;
+  const { registry, builder, decorator } = step;
   const { name } = spec as { name: string };
-  const named = registry.tryGetPipeline(name);
+  const named = registry.isInvalidPipeline(name) ? undefined : registry.tryGetPipeline(name);
   if (!named) {
-    issues.add(decorator, name, NEST_RULES.unknownPipeline(registry.pipelineNames));
+    unknownPipeline(name, step);
     return undefined;
   }
   builder.addStrategy({
@@ -178,7 +188,7 @@ function planSection(spec: unknown, step: PlanStep): string | undefined {
     return `${section.decorator}(inline)`;
   }
   if (!registry.pipelineNames.includes(sectionSpec.name)) {
-    issues.add(decorator, sectionSpec.name, NEST_RULES.unknownPipeline(registry.pipelineNames));
+    unknownPipeline(sectionSpec.name, step);
     return undefined;
   }
   const value = registry.getPipelineConfig(sectionSpec.name)?.[name];
@@ -188,4 +198,24 @@ function planSection(spec: unknown, step: PlanStep): string | undefined {
   }
   registry.applyConfig(builder, { [name]: value }, issues, { sharedWith: sectionSpec.name });
   return `${section.decorator}(${sectionSpec.name})`;
+}
+
+/** A decorator names no valid pipeline: an issue, unless the pipeline exists and is itself invalid. */
+function unknownPipeline(name: string, step: PlanStep): void {
+  const { registry, issues, decorator } = step;
+  if (registry.isInvalidPipeline(name)) step.namesInvalidPipeline = true;
+  else issues.add(decorator, name, NEST_RULES.unknownPipeline(name, registry.declaredPipelineNames));
+}
+
+/** The names of the methods an instance has (its own function properties and its classes' methods). */
+function methodNamesOf(instance: object): string[] {
+  const names = new Set<string>();
+  for (let o: object | null = instance; o && o !== Object.prototype; o = Object.getPrototypeOf(o) as object | null) {
+    for (const key of Object.getOwnPropertyNames(o)) {
+      if (key === 'constructor') continue;
+      const descriptor = Object.getOwnPropertyDescriptor(o, key);
+      if (typeof descriptor?.value === 'function') names.add(key);
+    }
+  }
+  return [...names];
 }

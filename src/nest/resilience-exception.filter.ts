@@ -6,6 +6,7 @@ import {
   isBrokenCircuitError,
   isIsolatedCircuitError,
   isRateLimiterRejectedError,
+  isResilienceError,
   isTimeoutRejectedError,
   IsolatedCircuitError,
   RateLimiterRejectedError,
@@ -33,15 +34,15 @@ export interface ResilienceHttpError {
 export function toResilienceHttpError(error: unknown): ResilienceHttpError | undefined {
   const retryAfterSeconds = (ms: number | undefined) =>
     ms === undefined ? undefined : Math.max(1, Math.ceil(ms / 1_000));
+  if (isIsolatedCircuitError(error)) {
+    return { status: HttpStatus.SERVICE_UNAVAILABLE, error: 'Service Unavailable', retryAfterSeconds: undefined };
+  }
   if (isBrokenCircuitError(error)) {
     return {
       status: HttpStatus.SERVICE_UNAVAILABLE,
       error: 'Service Unavailable',
       retryAfterSeconds: retryAfterSeconds(error.retryAfter),
     };
-  }
-  if (isIsolatedCircuitError(error)) {
-    return { status: HttpStatus.SERVICE_UNAVAILABLE, error: 'Service Unavailable', retryAfterSeconds: undefined };
   }
   if (isRateLimiterRejectedError(error)) {
     return {
@@ -57,6 +58,23 @@ export function toResilienceHttpError(error: unknown): ResilienceHttpError | und
 }
 
 /**
+ * The message a public error body carries: what happened and the pipeline's public name — never the
+ * circuit key, the instance key or an upstream URL that the error's own message may hold.
+ *
+ * @publicApi
+ */
+export function publicResilienceMessage(error: unknown, publicNames?: Readonly<Record<string, string>>): string {
+  const pipeline = isResilienceError(error) ? error.source?.pipelineName : undefined;
+  const name = pipeline === undefined ? undefined : `"${publicNames?.[pipeline] ?? pipeline}"`;
+  if (isIsolatedCircuitError(error)) return name ? `The circuit of ${name} is isolated.` : 'A circuit is isolated.';
+  if (isBrokenCircuitError(error)) return name ? `The circuit of ${name} is open.` : 'A circuit is open.';
+  if (isRateLimiterRejectedError(error)) {
+    return name ? `The rate limit of ${name} is reached.` : 'A rate limit is reached.';
+  }
+  return name ? `${name} did not answer in time.` : 'The operation did not answer in time.';
+}
+
+/**
  * Answers resilience rejections with the right HTTP status and `Retry-After` (see
  * `toResilienceHttpError`), on Express and Fastify alike. Registered globally by `ResilienceModule`
  * unless `httpErrorMapping: false`; other errors go on to Nest's own handling. In an RPC handler
@@ -67,6 +85,8 @@ export function toResilienceHttpError(error: unknown): ResilienceHttpError | und
  */
 @Catch(BrokenCircuitError, IsolatedCircuitError, RateLimiterRejectedError, TimeoutRejectedError)
 export class ResilienceExceptionFilter extends BaseExceptionFilter {
+  private readonly logger = new Logger('ResilienceModule');
+
   constructor(
     private readonly adapterHost: HttpAdapterHost,
     @Optional() @Inject(RESILIENCE_MODULE_OPTIONS) private readonly options?: ResilienceModuleOptions,
@@ -84,13 +104,12 @@ export class ResilienceExceptionFilter extends BaseExceptionFilter {
       return;
     }
     const response = host.switchToHttp().getResponse<unknown>();
+    // The full error (circuit key, instance key, upstream URL) is for operators only.
+    this.logger.debug(`${mapped.status} ${mapped.error}: ${(exception as Error).message}`);
     if (mapped.retryAfterSeconds !== undefined)
       adapter.setHeader(response, 'Retry-After', String(mapped.retryAfterSeconds));
-    adapter.reply(
-      response,
-      { statusCode: mapped.status, error: mapped.error, message: (exception as Error).message },
-      mapped.status,
-    );
+    const message = publicResilienceMessage(exception, this.options?.publicNames);
+    adapter.reply(response, { statusCode: mapped.status, error: mapped.error, message }, mapped.status);
   }
 
   private catchRpc(exception: unknown): Observable<never> {

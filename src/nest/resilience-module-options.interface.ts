@@ -2,7 +2,7 @@ import type { ResilienceLoggingOptions } from './observability/resilience-logger
 import type {
   CircuitBreakerStateStore,
   OutcomePredicate,
-  PipelineConfig,
+  PipelineConfigData,
   TelemetryListener,
   TimeProvider,
 } from '../core/index.js';
@@ -62,7 +62,7 @@ export interface RedisStoreConfig {
 /** @publicApi */
 export interface ResilienceModuleOptions {
   /** Named pipelines as data; validated when the application starts. */
-  pipelines?: Record<string, PipelineConfig>;
+  pipelines?: Record<string, PipelineConfigData>;
   /** Predicates that configuration may name, besides `all-errors`, `transient-network`, `http-transient`, `timeout`. */
   predicates?: Record<string, OutcomePredicate<unknown>>;
   /**
@@ -84,6 +84,12 @@ export interface ResilienceModuleOptions {
    * `Retry-After`) and `TimeoutRejectedError` to 504 with a global exception filter. Default true.
    */
   httpErrorMapping?: boolean;
+  /**
+   * The name HTTP error bodies show for a pipeline (`{ 'http:inventory': 'stock service' }`; a decorated
+   * method's pipeline is named `Class.method`). Default: the pipeline's name. Bodies never show circuit
+   * keys, instance keys or upstream URLs; the full error is logged at debug level.
+   */
+  publicNames?: Record<string, string>;
   /** The pipeline `ResilienceInterceptor` applies where no `@UseResiliencePipeline` says otherwise. */
   defaultInterceptorPipeline?: string;
   /**

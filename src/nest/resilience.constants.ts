@@ -6,5 +6,7 @@ export const RESILIENCE_PIPELINE_METADATA = 'nest-resilience:pipeline';
 export const RESILIENCE_BINDINGS = Symbol.for('nest-resilience:bindings');
 /** DI token of the circuit-breaker state store the module uses. @publicApi */
 export const CIRCUIT_BREAKER_STATE_STORE = Symbol.for('nest-resilience:CircuitBreakerStateStore');
+/** DI token of the problems found in pipeline configuration, reported at start-up. @internal */
+export const RESILIENCE_STARTUP_ISSUES = Symbol.for('nest-resilience:startup-issues');
 /** DI token of the module's `TimeProvider`. @publicApi */
 export const RESILIENCE_TIME_PROVIDER = Symbol.for('nest-resilience:TimeProvider');

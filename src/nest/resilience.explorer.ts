@@ -2,11 +2,12 @@ import { Inject, Injectable, Logger, Optional, type OnApplicationShutdown, type 
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
 import { Observable } from 'rxjs';
-import { OptionsValidator, ResiliencePipelineRegistry } from '../core/index.js';
+import { OptionsValidator, ResiliencePipelineRegistry, ResilienceValidationError } from '../core/index.js';
+import { registerFirstCallBinder, type FirstCallBinder } from './decorators/method-binding.registry.js';
 import { getResilienceMethodMetadata, type ResilienceMethodMetadata } from './decorators/resilience-method.wrapper.js';
 import type { ResilienceMethodBinding } from './execution/resilience-method.binding.js';
 import { planMethodPipeline } from './method-pipeline.factory.js';
-import { RESILIENCE_BINDINGS } from './resilience.constants.js';
+import { RESILIENCE_BINDINGS, RESILIENCE_STARTUP_ISSUES } from './resilience.constants.js';
 import { NEST_RULES } from './resilience.messages.js';
 import { enableAsyncContextPropagation } from './execution/resilience-context.storage.js';
 import { RESILIENCE_MODULE_OPTIONS } from './resilience.module-definition.js';
@@ -16,17 +17,24 @@ import { RESILIENCE_STORE_HANDLE, type ResilienceStoreHandle } from './resilienc
 type Bindings = Map<ResilienceMethodMetadata, ResilienceMethodBinding>;
 
 /**
- * Finds every decorated method of every provider and controller when the module starts, composes its
- * pipeline (all problems of all methods are reported in one error that fails the start), binds it to the
- * instance, and logs each method's pipeline at debug level. Request-scoped and transient classes are
- * bound through their prototype.
+ * Finds every decorated method of every provider and controller when the module starts — or on the first
+ * call of a decorated method of one of the application's instances, if that comes first (a testing
+ * module that is only compiled) — composes its pipeline, binds it to the instance, and logs each method's
+ * pipeline at debug level. Every problem of every pipeline and every decorator is reported in one error
+ * that fails the start. Request-scoped and transient classes are bound through their prototype.
  *
  * @internal
  */
 @Injectable()
-export class ResilienceExplorer implements OnModuleInit, OnApplicationShutdown {
+export class ResilienceExplorer implements OnModuleInit, OnApplicationShutdown, FirstCallBinder {
   private readonly logger = new Logger('ResilienceModule');
   private readonly prototypesBound: object[] = [];
+  /** Instances bound so far (binding twice would replace their pipelines and lose their state). */
+  private readonly bound = new WeakSet<object>();
+  /** Instances a first call asked about that are not this application's. */
+  private readonly foreign = new WeakSet<object>();
+  private failure: ResilienceValidationError | undefined;
+  private readonly unregister: () => void;
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -34,29 +42,64 @@ export class ResilienceExplorer implements OnModuleInit, OnApplicationShutdown {
     @Inject(ResiliencePipelineRegistry) private readonly registry: ResiliencePipelineRegistry,
     @Optional() @Inject(RESILIENCE_MODULE_OPTIONS) private readonly options?: ResilienceModuleOptions,
     @Optional() @Inject(RESILIENCE_STORE_HANDLE) private readonly storeHandle?: ResilienceStoreHandle,
-  ) {}
+    @Optional() @Inject(RESILIENCE_STARTUP_ISSUES) private readonly startupIssues?: OptionsValidator,
+  ) {
+    this.unregister = registerFirstCallBinder(this);
+  }
 
   onModuleInit(): void {
     if (this.options?.asyncContextPropagation) enableAsyncContextPropagation();
-    const v = new OptionsValidator('');
-    const seen = new Set<object>();
-    for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
-      this.bindWrapper(wrapper, seen, v);
+    this.bindAll();
+  }
+
+  bindOnFirstCall(instance: object): boolean {
+    if (this.foreign.has(instance)) return false;
+    if (!this.owns(instance)) {
+      this.foreign.add(instance);
+      return false;
     }
-    v.throwIfInvalid('Invalid resilience decorators');
+    this.bindAll();
+    return true;
+  }
+
+  /** Binds every instance not bound yet; throws the one start-up error when anything is invalid. */
+  private bindAll(): void {
+    if (this.failure) throw this.failure;
+    const v = new OptionsValidator('');
+    v.addIssues(this.startupIssues?.problems ?? []);
+    for (const wrapper of this.wrappers()) this.bindWrapper(wrapper, v);
+    if (!v.isValid) {
+      this.failure = new ResilienceValidationError(v.problems, 'Invalid resilience configuration');
+      throw this.failure;
+    }
+  }
+
+  private wrappers(): InstanceWrapper<unknown>[] {
+    return [...this.discovery.getProviders(), ...this.discovery.getControllers()];
+  }
+
+  private owns(instance: object): boolean {
+    const prototype = Object.getPrototypeOf(instance) as unknown;
+    return this.wrappers().some(
+      (w) =>
+        w.instance === instance ||
+        (!(w.isDependencyTreeStatic() && !w.isTransient) &&
+          (w.metatype as { prototype?: unknown })?.prototype === prototype),
+    );
   }
 
   async onApplicationShutdown(): Promise<void> {
+    this.unregister();
     for (const prototype of this.prototypesBound) delete (prototype as Record<symbol, unknown>)[RESILIENCE_BINDINGS];
     await this.registry.dispose();
     await this.storeHandle?.close();
   }
 
-  private bindWrapper(wrapper: InstanceWrapper<unknown>, seen: Set<object>, v: OptionsValidator): void {
+  private bindWrapper(wrapper: InstanceWrapper<unknown>, v: OptionsValidator): void {
     const instance = wrapper.instance as object | undefined;
     const metatype = wrapper.metatype;
-    if (!metatype || !instance || typeof instance !== 'object' || seen.has(instance)) return;
-    seen.add(instance);
+    if (!metatype || !instance || typeof instance !== 'object' || this.bound.has(instance)) return;
+    this.bound.add(instance);
     const prototype = Object.getPrototypeOf(instance) as object;
     const isStatic = wrapper.isDependencyTreeStatic() && !wrapper.isTransient;
     let bindings: Bindings | undefined;
@@ -64,7 +107,11 @@ export class ResilienceExplorer implements OnModuleInit, OnApplicationShutdown {
       const meta = getResilienceMethodMetadata((prototype as Record<string, unknown>)[methodName]);
       if (!meta) continue;
       const returnType = Reflect.getMetadata('design:returntype', prototype, methodName) as unknown;
-      const returnsObservable = returnType === Observable || isObservableClass(returnType);
+      // No declared type (type-only import, inferred, plain JS; `Object` for the first): the value decides.
+      const returnsObservable =
+        returnType === undefined || returnType === Object
+          ? undefined
+          : returnType === Observable || isObservableClass(returnType);
       const plan = planMethodPipeline(meta, instance, this.registry, returnsObservable, v);
       if (!plan) continue;
       bindings ??= this.bindingsFor(isStatic ? instance : prototype, isStatic, v, `${meta.className}`);

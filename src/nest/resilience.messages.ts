@@ -1,3 +1,11 @@
+import { closestName } from '../core/index.js';
+
+/** `rule (did you mean "x"?)`, or the rule alone when no candidate is close. */
+function withHint(rule: string, name: string, candidates: Iterable<string>): string {
+  const closest = closestName(name, candidates);
+  return closest === undefined ? rule : `${rule} (did you mean "${closest}"?)`;
+}
+
 /**
  * Every message the Nest layer reports about decorators and module options: the rules of the start-up
  * `ResilienceValidationError` (`ValidationIssue.rule`) and the errors of misapplied decorators.
@@ -5,11 +13,16 @@
  * @internal
  */
 export const NEST_RULES = {
-  notAMethod: (className: string) => `is not a method of ${className}`,
+  notAMethod: (className: string, name: string, methods: readonly string[]) =>
+    withHint(`is not a method of ${className}`, name, methods),
   fallbackArity: (arity: number, methodName: string, given: number) =>
     `must take the ${arity} argument(s) of ${methodName} plus the error, or the error alone; it takes ${given}`,
   fallbackNeedsTarget: 'needs a method name or a value',
-  unknownPipeline: (known: readonly string[]) => `is not a registered pipeline (known: ${known.join(', ') || 'none'})`,
+  unknownPipeline: (name: string, known: readonly string[]) => {
+    const closest = closestName(name, known);
+    const list = `known: ${known.join(', ') || 'none'}`;
+    return `is not a registered pipeline (${closest === undefined ? list : `did you mean "${closest}"?; ${list}`})`;
+  },
   missingSection: (section: string) => `names a pipeline without a "${section}" section`,
   boundElsewhere:
     'is a request-scoped or transient class whose decorated methods another application in this process already bound; run one application per process or make the class a singleton',

@@ -1,7 +1,14 @@
 import { Inject, Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, DiscoveryModule } from '@nestjs/core';
-import { ResiliencePipelineRegistry, type PipelineConfig } from '../core/index.js';
-import type { TelemetryListener } from '../core/index.js';
+import {
+  OptionsValidator,
+  ResiliencePipelineRegistry,
+  systemTimeProvider,
+  type CircuitBreakerStateStore,
+  type PipelineConfigData,
+  type TelemetryListener,
+  type TimeProvider,
+} from '../core/index.js';
 import {
   attachRegistry,
   moduleTelemetryListeners,
@@ -17,7 +24,11 @@ import { ResilienceExplorer } from './resilience.explorer.js';
 import { ResilienceInterceptor } from './resilience.interceptor.js';
 import { ConfigurableResilienceModule, RESILIENCE_MODULE_OPTIONS } from './resilience.module-definition.js';
 import type { ResilienceModuleOptions } from './resilience-module-options.interface.js';
-import { CIRCUIT_BREAKER_STATE_STORE, RESILIENCE_TIME_PROVIDER } from './resilience.constants.js';
+import {
+  CIRCUIT_BREAKER_STATE_STORE,
+  RESILIENCE_STARTUP_ISSUES,
+  RESILIENCE_TIME_PROVIDER,
+} from './resilience.constants.js';
 
 /**
  * Named resilience pipelines for a Nest application: `forRoot(options)` / `forRootAsync({ useFactory,
@@ -30,29 +41,53 @@ import { CIRCUIT_BREAKER_STATE_STORE, RESILIENCE_TIME_PROVIDER } from './resilie
 @Module({
   imports: [DiscoveryModule],
   providers: [
+    // The clock and the store are tokens the registry reads, so a test can override either.
     {
-      provide: RESILIENCE_STORE_HANDLE,
+      provide: RESILIENCE_TIME_PROVIDER,
       inject: [RESILIENCE_MODULE_OPTIONS],
-      useFactory: (options: ResilienceModuleOptions) => createResilienceStore(options),
+      useFactory: (options: ResilienceModuleOptions) => options.timeProvider ?? systemTimeProvider,
     },
     {
+      provide: RESILIENCE_STORE_HANDLE,
+      inject: [RESILIENCE_MODULE_OPTIONS, RESILIENCE_TIME_PROVIDER],
+      useFactory: (options: ResilienceModuleOptions, timeProvider: TimeProvider) =>
+        createResilienceStore({ ...options, timeProvider }),
+    },
+    {
+      provide: CIRCUIT_BREAKER_STATE_STORE,
+      inject: [RESILIENCE_STORE_HANDLE],
+      useFactory: (handle: ResilienceStoreHandle) => handle.store,
+    },
+    // Problems of every pipeline (forRoot and every forFeature), reported with the decorators' at start-up.
+    { provide: RESILIENCE_STARTUP_ISSUES, useFactory: () => new OptionsValidator('') },
+    {
       provide: ResiliencePipelineRegistry,
-      inject: [RESILIENCE_MODULE_OPTIONS, RESILIENCE_STORE_HANDLE, { token: RESILIENCE_EVENT_STREAM, optional: true }],
+      inject: [
+        RESILIENCE_MODULE_OPTIONS,
+        RESILIENCE_STORE_HANDLE,
+        RESILIENCE_TIME_PROVIDER,
+        CIRCUIT_BREAKER_STATE_STORE,
+        RESILIENCE_STARTUP_ISSUES,
+        { token: RESILIENCE_EVENT_STREAM, optional: true },
+      ],
       useFactory: async (
         options: ResilienceModuleOptions,
         handle: ResilienceStoreHandle,
+        timeProvider: TimeProvider,
+        stateStore: CircuitBreakerStateStore,
+        issues: OptionsValidator,
         eventStream: TelemetryListener | undefined,
       ) => {
         try {
           const telemetryListeners = moduleTelemetryListeners(options, eventStream);
           const registry = new ResiliencePipelineRegistry({
-            pipelines: options.pipelines,
             predicates: options.predicates,
-            stateStore: handle.store,
+            stateStore,
             distributedLimiter: handle.distributedLimiter,
-            timeProvider: options.timeProvider,
+            timeProvider,
             telemetryListeners,
           });
+          if (options.pipelines !== undefined) registry.addPipelines(options.pipelines, issues);
           attachRegistry(telemetryListeners, registry);
           return registry;
         } catch (error) {
@@ -60,16 +95,6 @@ import { CIRCUIT_BREAKER_STATE_STORE, RESILIENCE_TIME_PROVIDER } from './resilie
           throw error;
         }
       },
-    },
-    {
-      provide: CIRCUIT_BREAKER_STATE_STORE,
-      inject: [ResiliencePipelineRegistry],
-      useFactory: (r: ResiliencePipelineRegistry) => r.stateStore,
-    },
-    {
-      provide: RESILIENCE_TIME_PROVIDER,
-      inject: [ResiliencePipelineRegistry],
-      useFactory: (r: ResiliencePipelineRegistry) => r.timeProvider,
     },
     ResilienceExplorer,
     ResilienceInterceptor,
@@ -82,23 +107,25 @@ import { CIRCUIT_BREAKER_STATE_STORE, RESILIENCE_TIME_PROVIDER } from './resilie
     ResilienceInterceptor,
     RESILIENCE_MODULE_OPTIONS,
     RESILIENCE_STORE_HANDLE,
+    RESILIENCE_STARTUP_ISSUES,
   ],
 })
 export class ResilienceModule extends ConfigurableResilienceModule {
   /**
-   * Registers more named pipelines from a feature module, validated when the application starts. Needs
+   * Registers more named pipelines from a feature module, validated when the application starts (one
+   * error for every pipeline and decorator of the application). Needs
    * `ResilienceModule.forRoot…` (global) in the application.
    */
-  static forFeature(pipelines: Record<string, PipelineConfig>): DynamicModule {
+  static forFeature(pipelines: Record<string, PipelineConfigData>): DynamicModule {
     const token = Symbol('nest-resilience:feature');
     return {
       module: ResilienceFeatureModule,
       providers: [
         {
           provide: token,
-          inject: [ResiliencePipelineRegistry],
-          useFactory: (registry: ResiliencePipelineRegistry) => {
-            registry.addPipelines(pipelines);
+          inject: [ResiliencePipelineRegistry, RESILIENCE_STARTUP_ISSUES],
+          useFactory: (registry: ResiliencePipelineRegistry, issues: OptionsValidator) => {
+            registry.addPipelines(pipelines, issues); // reported at start-up with everything else
             return pipelines;
           },
         },

@@ -220,7 +220,7 @@ if op == 'acquire' then
   elseif state == 'half-open' then
     if now - hos >= maxHalfOpenWait then
       open('half-open-timeout'); retryAfter = bu - now
-    elseif pi < permitted then
+    elseif pi - ps < permitted and pi < math.max(permitted, successThreshold) then
       pi = pi + 1; changed = true; admitted = 1; probe = 1
     else
       retryAfter = math.max(1, lbd); verdictDueAt = hos + maxHalfOpenWait

@@ -82,7 +82,10 @@ class Model {
       this.open(now);
       return { admitted: false, isolated: false, retryAfter: this.blockedUntil - now };
     }
-    if (this.issued < this.c.permittedCallsInHalfOpen) {
+    // At most permittedCallsInHalfOpen probes in flight; no more issued than the threshold needs.
+    const inFlight = this.issued - this.succeeded;
+    const needed = Math.max(this.c.permittedCallsInHalfOpen, this.c.successThresholdInHalfOpen);
+    if (inFlight < this.c.permittedCallsInHalfOpen && this.issued < needed) {
       this.issued++;
       return { admitted: true, permit: { gen: this.gen, probe: true, startedAt: now } };
     }
@@ -180,7 +183,8 @@ export const configArb = (kind: CircuitBreakerKind): fc.Arbitrary<Config> =>
       slowCallDuration: fc.constantFrom(20, 50),
       breakDuration: fc.constantFrom(50, 200),
       permittedCallsInHalfOpen: fc.integer({ min: 1, max: 3 }),
-      successFraction: fc.double({ min: 0, max: 1, noNaN: true }),
+      // Up to three times the probe count: thresholds above permittedCallsInHalfOpen are allowed.
+      successFraction: fc.double({ min: 0, max: 3, noNaN: true }),
       maxHalfOpenWait: fc.constantFrom(100, 300),
     })
     .map(({ successFraction, ...c }) => ({

@@ -97,11 +97,11 @@ describe('ResilienceModule configuration', () => {
     const issues = (error as ResilienceValidationError).issues.map((i) => `${i.path}: ${i.rule}`);
     expect(issues).toEqual([
       expect.stringMatching(
-        /^pipelines\.orders\.retry\.shouldHandle: is not a registered predicate \(known: all-errors, http-transient, timeout, transient-network\)$/,
+        /^pipelines\.orders\.retry\.shouldHandle: is not a registered predicate \(did you mean "transient-network"\?; known: all-errors, http-failure, http-retryable, http-transient, timeout, transient-network\)$/,
       ),
       'pipelines.orders.retry.maxRetryAttempts: must be an integer >= 0',
       'pipelines.orders.circuitBreaker.failureRatio: applies only to kind "time-window" or "count-window" or "slow-call", not "consecutive"',
-      'pipelines.payments.retryy: is not a known option',
+      'pipelines.payments.retryy: is not a known option (did you mean "retry"?)',
       'pipelines.payments.timeout.timeout: must be a number > 0 and <= 2147483647',
     ]);
     expect(error.message).toContain('Invalid resilience configuration (5 problems)');

@@ -77,9 +77,13 @@ export interface CircuitBreakerStrategyOptions<T = unknown> {
   breakDuration?: number;
   /** Computes each break instead (e.g. longer after each failed probe). */
   breakDurationGenerator?: (args: BreakDurationGeneratorArguments) => number;
-  /** Probe calls a half-open circuit admits. Default 1. */
+  /** Probe calls a half-open circuit admits at a time. Default 1. */
   permittedCallsInHalfOpen?: number;
-  /** Successful probes needed to close; any failed probe opens again. Default: `permittedCallsInHalfOpen`. */
+  /**
+   * Successful probes needed to close; any failed probe opens again. Default: `permittedCallsInHalfOpen`.
+   * It may exceed `permittedCallsInHalfOpen`: probes are then admitted `permittedCallsInHalfOpen` at a
+   * time (each success frees a place) until the threshold is reached.
+   */
   successThresholdInHalfOpen?: number;
   /**
    * What callers get while a half-open circuit has no probe permit left: `BrokenCircuitError` with
@@ -161,7 +165,7 @@ export function validateCircuitBreakerOptions(
     .duration('breakDuration', o.breakDuration, { min: 1 })
     .func('breakDurationGenerator', o.breakDurationGenerator)
     .number('permittedCallsInHalfOpen', o.permittedCallsInHalfOpen, { min: 1, max: 10_000, integer: true })
-    .number('successThresholdInHalfOpen', o.successThresholdInHalfOpen, { min: 1, integer: true })
+    .number('successThresholdInHalfOpen', o.successThresholdInHalfOpen, { min: 1, max: 10_000, integer: true })
     .boolean('waitForHalfOpenVerdict', o.waitForHalfOpenVerdict)
     .duration('maxHalfOpenWait', o.maxHalfOpenWait, { min: 1 })
     .func('shouldHandle', o.shouldHandle)
@@ -185,14 +189,6 @@ export function validateCircuitBreakerOptions(
         );
       }
     }
-  }
-  const permitted = o.permittedCallsInHalfOpen ?? 1;
-  if (typeof o.successThresholdInHalfOpen === 'number' && o.successThresholdInHalfOpen > permitted) {
-    v.add(
-      'successThresholdInHalfOpen',
-      o.successThresholdInHalfOpen,
-      RULES.atMost(`permittedCallsInHalfOpen (${permitted})`),
-    );
   }
   if (
     o.kind === 'count-window' &&

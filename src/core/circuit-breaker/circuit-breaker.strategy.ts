@@ -1,3 +1,4 @@
+import { isCancellationOutcome } from '../context/cancellation.rule.js';
 import type { ResilienceContext } from '../context/resilience.context.js';
 import { outcomeFromError, outcomeFromValue, unwrapOutcome, type Outcome } from '../outcome.model.js';
 import { handleAllErrors } from '../outcome.predicates.js';
@@ -5,7 +6,6 @@ import type { ResilienceStrategy, StrategyBuilderContext, StrategyNext } from '.
 import {
   BrokenCircuitError,
   createLightweightError,
-  isCancellationError,
   IsolatedCircuitError,
   type ResilienceErrorSource,
 } from '../resilience.errors.js';
@@ -226,7 +226,7 @@ export class CircuitBreakerStrategy<T> implements ResilienceStrategy<T>, ManualC
     context: ResilienceContext,
     started: number,
   ): CircuitCallResult | Promise<CircuitCallResult> {
-    if (!outcome.ok && (context.isCancellationRequested || isCancellationError(outcome.error))) return 'ignored';
+    if (!outcome.ok && (context.isCancellationRequested || isCancellationOutcome(outcome, context))) return 'ignored';
     const slow = this.slowCallDuration !== undefined && this.time.now() - started >= this.slowCallDuration;
     if (outcome.ok && !this.handlesResults) return slow ? 'failure' : 'success';
     const handled = this.shouldHandle({ outcome, context });

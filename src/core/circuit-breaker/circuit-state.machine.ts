@@ -16,6 +16,19 @@ import type { HealthMetrics } from './health/health.metrics.js';
 const ISOLATED: CircuitAcquireResult = { state: 'isolated' };
 
 /**
+ * Whether a half-open circuit admits one more probe: at most `permittedCallsInHalfOpen` probes run at a
+ * time (a succeeded probe frees its place), and no more are issued than needed to reach
+ * `successThresholdInHalfOpen` (or `permittedCallsInHalfOpen`, whichever is larger). Shared stores apply
+ * the same rule.
+ *
+ * @internal
+ */
+export function admitsAnotherProbe(policy: CircuitPolicy, issued: number, succeeded: number): boolean {
+  const { permittedCallsInHalfOpen: permitted, successThresholdInHalfOpen: threshold } = policy;
+  return issued - succeeded < permitted && issued < Math.max(permitted, threshold);
+}
+
+/**
  * One circuit's state machine, applied under the caller's exclusive access (a single-threaded in-memory
  * store, or a store that serialises access to a key). Open → half-open is decided from timestamps on the
  * next call: no timer runs while a circuit is open.
@@ -70,7 +83,7 @@ export class CircuitStateMachine {
           const transition = this.open(now, 'half-open-timeout');
           return { state: 'open', retryAfter: this.blockedUntil - now, transition };
         }
-        if (this.probesIssued < this.policy.permittedCallsInHalfOpen) {
+        if (admitsAnotherProbe(this.policy, this.probesIssued, this.probesSucceeded)) {
           this.probesIssued++;
           return { state: 'half-open', permit: { generation: this.generation, probe: true } };
         }

@@ -1,6 +1,6 @@
 import type { ResilienceContext } from '../context/resilience.context.js';
 import type { Outcome } from '../outcome.model.js';
-import type { OptionsValidator } from '../utils/options.validation.js';
+import { isGiven, type OptionsValidator } from '../utils/options.validation.js';
 import { RULES } from '../resilience.messages.js';
 
 /** @publicApi */
@@ -14,7 +14,10 @@ export interface FallbackArguments<T> {
 export interface FallbackStrategyOptions<T = unknown> {
   /** Names the strategy in telemetry and validation messages. */
   name?: string;
-  /** The value returned instead of a handled outcome. Give this or `fallbackAction`. */
+  /**
+   * The value returned instead of a handled outcome. Give this or `fallbackAction`. `undefined` means
+   * "not given" (as for every option); to fall back to `undefined`, use `fallbackAction: () => undefined`.
+   */
   fallbackValue?: T;
   /** Produces the replacement; it may throw (the pipeline then fails with that error). */
   fallbackAction?: (args: FallbackArguments<T>) => T | PromiseLike<T>;
@@ -34,10 +37,11 @@ export function validateFallbackOptions(v: OptionsValidator, options: FallbackSt
     .func('fallbackAction', options.fallbackAction)
     .func('shouldHandle', options.shouldHandle)
     .func('onFallback', options.onFallback);
-  const hasValue = 'fallbackValue' in options;
-  if (!hasValue && options.fallbackAction === undefined) {
+  const hasValue = isGiven(options, 'fallbackValue');
+  const hasAction = isGiven(options, 'fallbackAction');
+  if (!hasValue && !hasAction) {
     v.add('fallbackAction', undefined, RULES.requiredOr('fallbackValue'));
-  } else if (hasValue && options.fallbackAction !== undefined) {
+  } else if (hasValue && hasAction) {
     v.add('fallbackValue', options.fallbackValue, RULES.notWith('fallbackAction'));
   }
 }

@@ -1,3 +1,4 @@
+import { isCancellationOutcome } from '../context/cancellation.rule.js';
 import type { ResilienceContext } from '../context/resilience.context.js';
 import { outcomeFromError, outcomeFromValue, unwrapOutcome } from '../outcome.model.js';
 import { handleAllErrors } from '../outcome.predicates.js';
@@ -28,7 +29,10 @@ export class FallbackStrategy<T> implements ResilienceStrategy<T> {
   }
 
   private async handle(args: FallbackArguments<T>): Promise<T> {
-    if (!(await this.shouldHandle(args))) return unwrapOutcome(args.outcome);
+    // A cancellation is never replaced: the caller asked for the call to stop.
+    if (isCancellationOutcome(args.outcome, args.context) || !(await this.shouldHandle(args))) {
+      return unwrapOutcome(args.outcome);
+    }
     this.telemetry.report('OnFallback', 'warning', args.context, { outcome: args.outcome });
     if (this.options.onFallback) await this.options.onFallback(args);
     const action = this.options.fallbackAction;

@@ -1,7 +1,7 @@
 import type { ResilienceContext } from '../context/resilience.context.js';
 import type { Outcome } from '../outcome.model.js';
 import type { StrategyNext } from '../resilience-strategy.interface.js';
-import type { OptionsValidator } from '../utils/options.validation.js';
+import { MAX_TIMER_DELAY, type OptionsValidator } from '../utils/options.validation.js';
 
 /** @publicApi */
 export interface HedgingPredicateArguments<T> {
@@ -42,7 +42,8 @@ export interface HedgingStrategyOptions<T = unknown> {
   maxHedgedAttempts?: number;
   /**
    * How long to wait for an attempt before starting the next. `> 0` latency mode; `0` parallel mode
-   * (all at once); `< 0` fallback mode (the next starts only after the previous failed). Default 2000.
+   * (all at once); any negative value is fallback mode (the next starts only after the previous failed),
+   * as Polly's `Timeout.InfiniteTimeSpan`. A finite number up to the largest timer delay. Default 2000.
    */
   delay?: number;
   /** Computes the delay per hedged attempt instead. */
@@ -75,7 +76,7 @@ export function validateHedgingOptions(v: OptionsValidator, o: HedgingStrategyOp
   ])
     .string('name', o.name)
     .number('maxHedgedAttempts', o.maxHedgedAttempts, { min: 1, max: 10, integer: true })
-    .number('delay', o.delay, { min: -1, max: 2_147_483_647 })
+    .number('delay', o.delay, { max: MAX_TIMER_DELAY })
     .func('delayGenerator', o.delayGenerator)
     .func('actionGenerator', o.actionGenerator)
     .func('shouldHandle', o.shouldHandle)

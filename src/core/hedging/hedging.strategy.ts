@@ -1,3 +1,4 @@
+import { isCancellationOutcome } from '../context/cancellation.rule.js';
 import type { ResilienceContext } from '../context/resilience.context.js';
 import { handleAllErrors } from '../outcome.predicates.js';
 import type { ResilienceStrategy, StrategyBuilderContext, StrategyNext } from '../resilience-strategy.interface.js';
@@ -46,6 +47,7 @@ export class HedgingStrategy<T> implements ResilienceStrategy<T>, HedgingPolicy<
     const outcome = attempt.outcome!;
     const handled =
       !(primary.isCancellationRequested && !outcome.ok) &&
+      !isCancellationOutcome(outcome, primary) &&
       (await this.shouldHandle({ outcome, context: attempt.context }));
     if (this.telemetry.enabled) {
       this.telemetry.report('ExecutionAttempt', handled ? 'warning' : 'information', attempt.context, {

@@ -1,6 +1,20 @@
-import type { Outcome } from '../outcome.model.js';
-import { isTransientNetworkError } from '../outcome.predicates.js';
+import { isCancellationOutcome } from '../context/cancellation.rule.js';
+import { ResiliencePropertyKey } from '../context/resilience-property.key.js';
+import { isTransientNetworkError, type OutcomePredicateArguments } from '../outcome.predicates.js';
 import { isTimeoutRejectedError } from '../resilience.errors.js';
+
+/** What the HTTP client tells its pipeline about the request being made. @publicApi */
+export interface HttpRequestInfo {
+  readonly method: string;
+  readonly url: string;
+  /** Safe methods, and unsafe ones marked idempotent (option or `Idempotency-Key` header). */
+  readonly retryable: boolean;
+  /** Extra statuses that count as failures (e.g. 404), besides the transient ones. */
+  readonly failureStatusCodes: readonly number[];
+}
+
+/** The context property carrying `HttpRequestInfo`. @publicApi */
+export const HTTP_REQUEST_INFO = new ResiliencePropertyKey<HttpRequestInfo>('nest-resilience.http.request');
 
 /** HTTP status codes that signal a transient fault: 408, 429 and every 5xx (as Microsoft.Extensions.Http.Resilience). @publicApi */
 export function isTransientHttpStatus(status: number): boolean {
@@ -34,19 +48,51 @@ export function getHttpStatus(value: unknown): number | undefined {
 
 /**
  * Handles what an HTTP client should retry: transient network errors, timeouts (`TimeoutRejectedError`),
- * and errors or responses with status 408, 429 or 5xx. Other 4xx are not handled.
+ * and errors or responses with status 408, 429 or 5xx. Other 4xx and cancellations are not handled.
  *
  * @publicApi
  */
-export function handleTransientHttp({ outcome }: { readonly outcome: Outcome<unknown> }): boolean {
+export function handleTransientHttp({ outcome, context }: OutcomePredicateArguments<unknown>): boolean {
   if (outcome.ok) {
     const status = getHttpStatus(outcome.value);
     return status !== undefined && isTransientHttpStatus(status);
   }
+  if (isCancellationOutcome(outcome, context)) return false;
   const error = outcome.error;
   if (isTransientNetworkError(error) || isTimeoutRejectedError(error)) return true;
   const status = getHttpStatus(error);
   return status !== undefined && isTransientHttpStatus(status);
+}
+
+/**
+ * A failure of an HTTP call: a transient one (network error, timeout, 408, 429, 5xx) or a status the
+ * request lists in `failureStatusCodes`. What circuit breakers count; named `http-failure` in
+ * configuration. Needs no HTTP client library: it reads statuses and the request info in the context.
+ *
+ * @publicApi
+ */
+export function handleHttpFailure({ outcome, context }: OutcomePredicateArguments<unknown>): boolean {
+  if (isCancellationOutcome(outcome, context)) return false;
+  const value = outcome.ok ? outcome.value : outcome.error;
+  if (!outcome.ok && (isTransientNetworkError(value) || isTimeoutRejectedError(value))) return true;
+  const status = getHttpStatus(value);
+  if (status === undefined) return false;
+  return (
+    isTransientHttpStatus(status) ||
+    (context?.properties.get(HTTP_REQUEST_INFO)?.failureStatusCodes.includes(status) ?? false)
+  );
+}
+
+/**
+ * What an HTTP retry may repeat: a failure (as `handleHttpFailure`) of a request that may be repeated —
+ * unsafe methods (POST, PATCH) only when marked idempotent. Named `http-retryable` in configuration.
+ *
+ * @publicApi
+ */
+export function handleRetryableHttpFailure(args: OutcomePredicateArguments<unknown>): boolean {
+  const info = args.context?.properties.get(HTTP_REQUEST_INFO);
+  if (info && !info.retryable) return false;
+  return handleHttpFailure(args);
 }
 
 /**

@@ -6,7 +6,9 @@ export type {
   RateLimiterConfig,
   CircuitBreakerConfig,
   FallbackConfig,
+  ConfigData,
   PipelineConfig,
+  PipelineConfigData,
   PipelineSection,
   PredicateReference,
   RetryConfig,
@@ -14,6 +16,7 @@ export type {
   TimeoutConfig,
 } from './pipeline-config.model.js';
 export { PIPELINE_SECTION_ORDER } from './pipeline-config.builder.js';
+export { parseDuration } from './config-value.coercion.js';
 export { BUILT_IN_PREDICATES, PredicateRegistry } from './predicate.registry.js';
 export {
   ResiliencePipelineRegistry,

@@ -97,3 +97,30 @@ export type StrategyConfig =
 
 /** The name of a section of a pipeline config. @publicApi */
 export type PipelineSection = Exclude<keyof PipelineConfig, 'strategies'>;
+
+/**
+ * A value as configuration data may carry it: where a number is expected, also a string (`"3"`, or a
+ * duration such as `"200ms"`, `"2s"`, `"00:00:30"`); where a boolean is, also `"true"` or `"false"`.
+ * Functions and everything else keep their type.
+ *
+ * @publicApi
+ */
+export type ConfigData<T> = T extends number
+  ? T | string
+  : T extends boolean
+    ? T | 'true' | 'false'
+    : T extends (...args: never[]) => unknown
+      ? T
+      : T extends readonly (infer U)[]
+        ? readonly ConfigData<U>[]
+        : T extends object
+          ? { [K in keyof T]: ConfigData<T[K]> }
+          : T;
+
+/**
+ * A `PipelineConfig` as module configuration accepts it (`ResilienceModule.forRoot`, `forFeature`,
+ * `registry.addPipelines`, `registry.reload`): values may be strings, read before validation.
+ *
+ * @publicApi
+ */
+export type PipelineConfigData = ConfigData<PipelineConfig>;

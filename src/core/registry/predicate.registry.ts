@@ -1,4 +1,4 @@
-import { handleTransientHttp } from '../http/http.predicates.js';
+import { handleHttpFailure, handleRetryableHttpFailure, handleTransientHttp } from '../http/http.predicates.js';
 import { anyOf, handleAllErrors, handleTransientNetworkErrors, type OutcomePredicate } from '../outcome.predicates.js';
 import { isTimeoutRejectedError } from '../resilience.errors.js';
 import type { OptionsValidator } from '../utils/options.validation.js';
@@ -9,6 +9,8 @@ export const BUILT_IN_PREDICATES: Readonly<Record<string, OutcomePredicate<unkno
   'all-errors': handleAllErrors,
   'transient-network': handleTransientNetworkErrors,
   'http-transient': handleTransientHttp,
+  'http-failure': handleHttpFailure,
+  'http-retryable': handleRetryableHttpFailure,
   timeout: ({ outcome }) => !outcome.ok && isTimeoutRejectedError(outcome.error),
 };
 
@@ -43,7 +45,7 @@ export class PredicateRegistry {
     for (const name of names as string[]) {
       const predicate = this.predicates.get(name);
       if (predicate) resolved.push(predicate);
-      else v.add(path, name, RULES.unknownPredicate(this.names));
+      else v.add(path, name, RULES.unknownPredicate(name, this.names));
     }
     if (resolved.length !== names.length) return undefined;
     return resolved.length === 1 ? resolved[0] : anyOf(...resolved);

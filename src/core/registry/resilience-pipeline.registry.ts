@@ -13,12 +13,13 @@ import { ResiliencePipelineBuilder } from '../pipeline/resilience-pipeline.build
 import { ResiliencePipeline, type ResilienceStrategyDescription } from '../pipeline/resilience.pipeline.js';
 import { SHARED_LIMITER_SERVICE } from '../rate-limiter/rate-limiter.registration.js';
 import type { StrategyConfigEnvironment, StrategyNext, StrategyServiceKey } from '../resilience-strategy.interface.js';
-import { ResilienceValidationError, UnknownPipelineError } from '../resilience.errors.js';
+import { ResilienceValidationError, UnknownPipelineError, type ValidationIssue } from '../resilience.errors.js';
 import type { TelemetryListener } from '../telemetry/resilience-event.model.js';
 import { systemTimeProvider, type TimeProvider } from '../time/time.provider.js';
 import { OptionsValidator } from '../utils/options.validation.js';
+import { coercePipelineConfig } from './config-value.coercion.js';
 import { applyPipelineConfig } from './pipeline-config.builder.js';
-import type { PipelineConfig } from './pipeline-config.model.js';
+import type { PipelineConfig, PipelineConfigData } from './pipeline-config.model.js';
 import { PredicateRegistry } from './predicate.registry.js';
 import { RULES } from '../resilience.messages.js';
 import {
@@ -34,7 +35,7 @@ import {
 /** @publicApi */
 export interface ResiliencePipelineRegistryOptions {
   /** Named pipelines as data. */
-  pipelines?: Readonly<Record<string, PipelineConfig>>;
+  pipelines?: Readonly<Record<string, PipelineConfigData>>;
   /** Predicates the configuration may refer to by name, besides the built-in ones. */
   predicates?: Readonly<Record<string, OutcomePredicate<unknown>>>;
   /** Where every circuit breaker of the registry keeps its state. Default: one in-memory store. */
@@ -116,6 +117,8 @@ export class ResiliencePipelineRegistry {
    * a pipeline nobody keeps is not kept alive by being inspectable.
    */
   private external: { name: string; key: string | undefined; ref: WeakRef<ResiliencePipeline<unknown>> }[] = [];
+  /** Pipelines that failed validation in a collecting `addPipelines`, with their problems. */
+  private readonly invalid = new Map<string, readonly ValidationIssue[]>();
   private disposed = false;
 
   constructor(private readonly options: ResiliencePipelineRegistryOptions = {}) {
@@ -133,18 +136,46 @@ export class ResiliencePipelineRegistry {
   /**
    * Registers pipelines given as data. Every pipeline is validated now; one `ResilienceValidationError`
    * lists every problem of every pipeline, and nothing is registered if any is invalid.
+   *
+   * With `collect`, problems are added to it instead of thrown (so a caller can report them together
+   * with others): the valid pipelines are registered, and asking for an invalid one throws its problems.
    */
-  addPipelines(pipelines: Readonly<Record<string, PipelineConfig>>): void {
+  addPipelines(pipelines: Readonly<Record<string, PipelineConfigData>>, collect?: OptionsValidator): void {
     const v = new OptionsValidator('');
     if (typeof pipelines !== 'object' || pipelines === null) {
-      v.add('pipelines', pipelines, RULES.pipelinesObject).throwIfInvalid('Invalid resilience configuration');
+      v.add('pipelines', pipelines, RULES.pipelinesObject);
+      if (collect) collect.addIssues(v.problems);
+      else v.throwIfInvalid('Invalid resilience configuration');
+      return;
     }
-    for (const [name, config] of Object.entries(pipelines)) {
-      if (this.entries.has(name)) v.add(`pipelines.${name}`, '(exists)', RULES.alreadyRegistered);
-      else this.buildFromConfig(name, undefined, config, v);
+    // Configuration as data: "2s", "3" and "true" become the values they stand for, before validation.
+    const configs = Object.entries(pipelines).map(([name, data]) => [name, coercePipelineConfig(data)] as const);
+    const failed = new Map<string, readonly ValidationIssue[]>();
+    for (const [name, config] of configs) {
+      const own = new OptionsValidator('');
+      if (this.entries.has(name) || this.invalid.has(name))
+        own.add(`pipelines.${name}`, '(exists)', RULES.alreadyRegistered);
+      else this.buildFromConfig(name, undefined, config, own);
+      if (!own.isValid) failed.set(name, own.problems);
+      v.addIssues(own.problems);
     }
-    v.throwIfInvalid('Invalid resilience configuration');
-    for (const [name, config] of Object.entries(pipelines)) this.entries.set(name, { config, instances: new Map() });
+    if (!collect) v.throwIfInvalid('Invalid resilience configuration');
+    collect?.addIssues(v.problems);
+    for (const [name, config] of configs) {
+      const issues = failed.get(name);
+      if (issues && !this.entries.has(name)) this.invalid.set(name, issues);
+      else if (!issues) this.entries.set(name, { config, instances: new Map() });
+    }
+  }
+
+  /** True for a pipeline that a collecting `addPipelines` found invalid. */
+  isInvalidPipeline(name: string): boolean {
+    return this.invalid.has(name);
+  }
+
+  /** The names of every pipeline given, valid or not (for messages that list what exists). */
+  get declaredPipelineNames(): string[] {
+    return [...this.entries.keys(), ...this.invalid.keys()].sort();
   }
 
   /** The pipeline registered under `name` (and its instance for `key`). Throws `UnknownPipelineError`. */
@@ -156,6 +187,8 @@ export class ResiliencePipelineRegistry {
 
   /** Like `getPipeline`, but `undefined` for an unknown name. */
   tryGetPipeline<T = unknown>(name: string, key?: string): ResiliencePipeline<T> | undefined {
+    const invalid = this.invalid.get(name);
+    if (invalid) throw new ResilienceValidationError(invalid, `Invalid configuration for pipeline "${name}"`);
     const entry = this.entries.get(name);
     if (!entry) return undefined;
     return this.instance(name, entry, key);
@@ -185,7 +218,8 @@ export class ResiliencePipelineRegistry {
    * nothing); every instance handed out so far switches to it; circuit breakers keep their state because
    * they keep their store and key.
    */
-  async reload(name: string, config: PipelineConfig): Promise<void> {
+  async reload(name: string, data: PipelineConfigData): Promise<void> {
+    const config = coercePipelineConfig(data);
     const entry = this.entries.get(name);
     if (!entry) throw new UnknownPipelineError(name, this.pipelineNames);
     const v = new OptionsValidator('');

@@ -1,3 +1,4 @@
+import { isCancellationOutcome } from '../context/cancellation.rule.js';
 import type { ResilienceContext } from '../context/resilience.context.js';
 import { outcomeFromError, outcomeFromValue, unwrapOutcome, type Outcome } from '../outcome.model.js';
 import { handleAllErrors } from '../outcome.predicates.js';
@@ -119,7 +120,7 @@ export class RetryStrategy<T> implements ResilienceStrategy<T> {
 
   private async isHandled(outcome: Outcome<T>, context: ResilienceContext, attempt: number): Promise<boolean> {
     // Cancellation is never retried.
-    if (context.isCancellationRequested) return false;
+    if (context.isCancellationRequested || isCancellationOutcome(outcome, context)) return false;
     if (!outcome.ok && !this.options.retryOnBrokenCircuit) {
       if (isBrokenCircuitError(outcome.error) || isIsolatedCircuitError(outcome.error)) return false;
     }

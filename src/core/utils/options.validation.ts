@@ -1,12 +1,23 @@
 import { ResilienceValidationError, type ValidationIssue } from '../resilience.errors.js';
 import { RULES } from '../resilience.messages.js';
 
+/**
+ * The one rule for "was this option given?": a key that is absent and a key whose value is `undefined`
+ * mean the same — not given. So options can be spread and merged
+ * (`{ ...defaults, fallbackValue: maybe }`) without an `undefined` counting as a value.
+ *
+ * @internal
+ */
+export function isGiven(options: object, key: string): boolean {
+  return (options as Record<string, unknown>)[key] !== undefined;
+}
+
 /** The largest delay a Node timer accepts (about 24.8 days). @publicApi */
 export const MAX_TIMER_DELAY = 2_147_483_647;
 
 /**
  * Collects validation issues under a path prefix. Every check is a no-op for `undefined` (options are
- * optional unless `required` is called).
+ * optional unless `required` is called; see `isGiven`).
  *
  * @internal
  */
@@ -68,6 +79,9 @@ export class OptionsValidator {
 
   /** A duration in milliseconds: a finite number >= min (default 0) and <= the largest timer delay. */
   duration(path: string, value: unknown, rule: { min?: number; exclusiveMin?: boolean; max?: number } = {}): this {
+    if (typeof value === 'string') {
+      return this.add(path, value, RULES.duration);
+    }
     return this.number(path, value, {
       min: rule.min ?? 0,
       exclusiveMin: rule.exclusiveMin,
@@ -102,7 +116,9 @@ export class OptionsValidator {
   /** Flags keys that no option of this name exists for (catches typos in config files). */
   knownKeys(value: object, known: readonly string[]): this {
     for (const key of Object.keys(value)) {
-      if (!known.includes(key)) this.add(key, (value as Record<string, unknown>)[key], RULES.unknownOption);
+      if (isGiven(value, key) && !known.includes(key)) {
+        this.add(key, (value as Record<string, unknown>)[key], RULES.unknownOption(key, known));
+      }
     }
     return this;
   }

@@ -5,6 +5,7 @@ import { RESILIENCE_BINDINGS, RESILIENCE_METHOD_METADATA } from '../resilience.c
 import { NEST_RULES } from '../resilience.messages.js';
 import { STRATEGY_SECTIONS, type StrategySectionName } from '../../core/index.js';
 import { RequestLink, type ResilienceMethodBinding } from '../execution/resilience-method.binding.js';
+import { bindOnFirstCall } from './method-binding.registry.js';
 
 /** The parts a method's pipeline is made of, one per decorator. @publicApi */
 export type ResilienceSection = Exclude<StrategySectionName, 'totalTimeout' | 'chaosLatency' | 'chaosFault'>;
@@ -49,7 +50,8 @@ export function getResilienceMethodMetadata(method: unknown): ResilienceMethodMe
  * Records one decorator's section on a method, wrapping the method the first time. The wrapper replaces
  * the method when the class is defined — before Nest reads route handlers — and carries every metadata
  * entry of the original (route, guards, pipes, Swagger…), its name and its length. It runs the method's
- * pipeline once the module has bound one to the instance, and the bare method before that.
+ * pipeline once the module has bound one to the instance — on the first call at the latest, for an
+ * instance Nest created — and the bare method for an instance made with `new` outside Nest.
  *
  * @internal
  */
@@ -93,10 +95,15 @@ function wrapOnce(
       link = args[requestLinkIndex];
       args = args.slice(0, requestLinkIndex);
     }
-    const bindings = (
-      this as Record<symbol, Map<ResilienceMethodMetadata, ResilienceMethodBinding> | undefined> | null
-    )?.[RESILIENCE_BINDINGS];
-    const binding = bindings?.get(meta);
+    const holder = this as Record<symbol, Map<ResilienceMethodMetadata, ResilienceMethodBinding> | undefined> | null;
+    let binding = holder?.[RESILIENCE_BINDINGS]?.get(meta);
+    if (!binding) {
+      try {
+        if (bindOnFirstCall(this)) binding = holder?.[RESILIENCE_BINDINGS]?.get(meta);
+      } catch (error) {
+        return Promise.reject(error); // invalid configuration: say so rather than run unprotected
+      }
+    }
     return binding ? binding.invoke(this, args, link) : original.apply(this, args);
   };
   for (const metadataKey of Reflect.getOwnMetadataKeys(original)) {

@@ -2,6 +2,7 @@ import { ResilienceContext, ResiliencePropertyKey, type ResiliencePipeline } fro
 import { collectObservable, isObservable, pipelineObservable } from './observable.util.js';
 import { runInResilienceContext } from './resilience-context.storage.js';
 import { ResponseCancellationScope, type RawResponse } from './response-cancellation.scope.js';
+import { ReturnedValueResult, type ReturnedKind } from './returned-value.result.js';
 
 /**
  * Passed by Nest to a wrapped route handler as an extra, hidden argument: the raw response, so a client
@@ -23,6 +24,8 @@ export interface MethodInvocation {
   readonly method: (...args: unknown[]) => unknown;
   readonly self: unknown;
   readonly args: unknown[];
+  /** For a method without a declared return type: learns what it returns. */
+  readonly returned?: ReturnedKind;
 }
 
 /** The invocation of the running call, for a `@Fallback` method that takes the original arguments. @internal */
@@ -32,7 +35,13 @@ export const METHOD_INVOCATION = new ResiliencePropertyKey<MethodInvocation>('ne
 function invokeMethod(context: ResilienceContext, invocation: MethodInvocation): unknown {
   return runInResilienceContext(context, () => {
     const result = invocation.method.apply(invocation.self, invocation.args);
-    return isObservable(result) ? collectObservable(result, context.signal) : result;
+    const returned = invocation.returned;
+    if (isObservable(result)) {
+      if (returned) returned.kind = 'observable';
+      return collectObservable(result, context.signal);
+    }
+    if (returned) returned.kind ??= 'value';
+    return result;
   });
 }
 
@@ -40,6 +49,8 @@ function invokeMethod(context: ResilienceContext, invocation: MethodInvocation):
  * How a decorated method runs through its pipeline: each call gets a context named `operationKey`,
  * cancelled when the HTTP client goes away (or, for an Observable method, when the subscriber
  * unsubscribes); `recordInvocation` keeps the call's instance and arguments in the context.
+ * `returnsObservable` comes from the declared return type; without one (`undefined`: a type-only import,
+ * an inferred type, plain JavaScript) the first returned value decides, and is remembered.
  *
  * @internal
  */
@@ -48,23 +59,28 @@ export function createMethodBinding(
   pipeline: ResiliencePipeline<unknown>,
   operationKey: string,
   recordInvocation: boolean,
-  returnsObservable: boolean,
+  returnsObservable: boolean | undefined,
 ): ResilienceMethodBinding {
+  const returned: ReturnedKind | undefined = returnsObservable === undefined ? { kind: undefined } : undefined;
   const run = (self: unknown, args: unknown[], scope: ResponseCancellationScope | undefined): Promise<unknown> => {
     const context = new ResilienceContext({ operationKey, cancellation: scope });
-    const invocation: MethodInvocation = { method, self, args };
+    const invocation: MethodInvocation = { method, self, args, returned };
     if (recordInvocation) context.properties.set(METHOD_INVOCATION, invocation);
     return pipeline.execute(invokeMethod, context, invocation);
   };
+  const asObservable = (self: unknown, args: unknown[], link: RequestLink | undefined) =>
+    pipelineObservable(link?.response, (scope) => run(self, args, scope) as Promise<unknown[]>);
+  const asPromise = (self: unknown, args: unknown[], link: RequestLink | undefined) =>
+    run(self, args, link?.response ? new ResponseCancellationScope(link.response) : undefined);
 
-  if (returnsObservable) {
-    return {
-      invoke: (self, args, link) =>
-        pipelineObservable(link?.response, (scope) => run(self, args, scope) as Promise<unknown[]>),
-    };
-  }
+  if (returnsObservable === true) return { invoke: asObservable };
+  if (!returned) return { invoke: asPromise };
   return {
-    invoke: (self, args, link) =>
-      run(self, args, link?.response ? new ResponseCancellationScope(link.response) : undefined),
+    invoke: (self, args, link) => {
+      if (returned.kind === 'observable') return asObservable(self, args, link);
+      if (returned.kind === 'value') return asPromise(self, args, link);
+      const scope = new ResponseCancellationScope(link?.response);
+      return new ReturnedValueResult(run(self, args, scope), returned, scope, () => asObservable(self, args, link));
+    },
   };
 }

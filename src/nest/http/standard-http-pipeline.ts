@@ -1,66 +1,24 @@
 import {
   getHttpRetryAfter,
   getHttpStatus,
-  isTimeoutRejectedError,
-  isTransientHttpStatus,
-  isTransientNetworkError,
+  handleHttpFailure,
+  handleRetryableHttpFailure,
+  HTTP_REQUEST_INFO,
   OptionsValidator,
-  ResiliencePropertyKey,
   type CircuitBreakerConfig,
-  type ResilienceContext,
-  type OutcomePredicate,
+  type HttpRequestInfo,
   type PipelineConfig,
   type RateLimiterConfig,
   type RetryConfig,
   type TimeoutConfig,
 } from '../../core/index.js';
 
-/** What the HTTP client tells its pipeline about the request being made. @publicApi */
-export interface HttpRequestInfo {
-  readonly method: string;
-  readonly url: string;
-  /** Safe methods, and unsafe ones marked idempotent (option or `Idempotency-Key` header). */
-  readonly retryable: boolean;
-  /** Extra statuses that count as failures (e.g. 404), besides the transient ones. */
-  readonly failureStatusCodes: readonly number[];
-}
-
-/** The context property carrying `HttpRequestInfo`. @publicApi */
-export const HTTP_REQUEST_INFO = new ResiliencePropertyKey<HttpRequestInfo>('nest-resilience.http.request');
+// The request info and the two HTTP predicates live in the core (they need no HTTP library), so that
+// configuration can name them (`http-failure`, `http-retryable`) without this module being loaded.
+export { HTTP_REQUEST_INFO, handleHttpFailure, handleRetryableHttpFailure, type HttpRequestInfo };
 
 /** GET, HEAD, OPTIONS, TRACE, PUT and DELETE may be repeated (RFC 9110 §9.2.2); POST, PATCH, CONNECT may not. @publicApi */
 export const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE']);
-
-/**
- * A failure of an HTTP call: a transient one (network error, timeout, 408, 429, 5xx) or a status the
- * request lists in `failureStatusCodes`. What circuit breakers count.
- *
- * @publicApi
- */
-export const handleHttpFailure: OutcomePredicate<unknown> = (args) => {
-  const { outcome } = args;
-  const context = contextOf(args);
-  const value = outcome.ok ? outcome.value : outcome.error;
-  if (!outcome.ok && (isTransientNetworkError(value) || isTimeoutRejectedError(value))) return true;
-  const status = getHttpStatus(value);
-  if (status === undefined) return false;
-  return (
-    isTransientHttpStatus(status) ||
-    (context?.properties.get(HTTP_REQUEST_INFO)?.failureStatusCodes.includes(status) ?? false)
-  );
-};
-
-/**
- * What an HTTP retry may repeat: a failure (as `handleHttpFailure`) of a request that may be repeated —
- * unsafe methods (POST, PATCH) only when marked idempotent.
- *
- * @publicApi
- */
-export const handleRetryableHttpFailure: OutcomePredicate<unknown> = (args) => {
-  const info = contextOf(args)?.properties.get(HTTP_REQUEST_INFO);
-  if (info && !info.retryable) return false;
-  return handleHttpFailure(args);
-};
 
 /**
  * The standard pipeline of Microsoft.Extensions.Http.Resilience, as options: rate limiter → total
@@ -146,11 +104,6 @@ export function standardHttpPipeline(options: StandardHttpPipelineOptions = {}, 
     circuitBreaker: breaker ? { shouldHandle: handleHttpFailure, ...breaker } : undefined,
     timeout: options.attemptTimeout === false ? undefined : (options.attemptTimeout ?? d.attemptTimeout),
   };
-}
-
-/** Every strategy's predicate arguments carry the context; the shared predicate type only names the outcome. */
-function contextOf(args: object): ResilienceContext | undefined {
-  return (args as { context?: ResilienceContext }).context;
 }
 
 /** Milliseconds a 429 or 503 response (or error) asks to wait, from its `Retry-After`. @internal */

@@ -523,7 +523,6 @@ describe('circuit breaker strategy', () => {
             'strategies\\[0\\] \\(circuit-breaker\\)\\.failureThreshold: 0 must be an integer >= 1',
             'strategies\\[0\\] \\(circuit-breaker\\)\\.breakDuration: -1 must be a number >= 1',
             'strategies\\[0\\] \\(circuit-breaker\\)\\.failureRatio: 0\\.5 applies only to kind "time-window" or "count-window" or "slow-call", not "consecutive"',
-            'strategies\\[0\\] \\(circuit-breaker\\)\\.successThresholdInHalfOpen: 3 must be <= permittedCallsInHalfOpen \\(2\\)',
             'strategies\\[1\\] \\(circuit-breaker\\)\\.failureRatio: 1\\.5 must be a number > 0 and <= 1',
             'strategies\\[1\\] \\(circuit-breaker\\)\\.minimumThroughput: 20 must be <= windowSize \\(10\\)',
             'strategies\\[2\\] \\(circuit-breaker\\)\\.circuitKey: undefined is required with a shared stateStore',
