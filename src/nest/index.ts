@@ -18,7 +18,6 @@ export { RESILIENCE_DECORATOR_ORDER, type ResilienceSection } from './decorators
 export { ResilienceInterceptor } from './resilience.interceptor.js';
 export {
   ResilienceExceptionFilter,
-  publicResilienceMessage,
   toResilienceHttpError,
   type ResilienceHttpError,
 } from './resilience-exception.filter.js';
@@ -31,3 +30,4 @@ export {
   type ResilienceLogLevel,
   type ResilienceLoggingOptions,
 } from './observability/index.js';
+export { publicResilienceMessage } from './resilience-public.message.js';

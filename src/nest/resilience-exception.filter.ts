@@ -6,7 +6,6 @@ import {
   isBrokenCircuitError,
   isIsolatedCircuitError,
   isRateLimiterRejectedError,
-  isResilienceError,
   isTimeoutRejectedError,
   IsolatedCircuitError,
   RateLimiterRejectedError,
@@ -14,6 +13,7 @@ import {
 } from '../core/index.js';
 import { RESILIENCE_MODULE_OPTIONS } from './resilience.module-definition.js';
 import type { ResilienceModuleOptions } from './resilience-module-options.interface.js';
+import { publicResilienceMessage } from './resilience-public.message.js';
 import { toResilienceRpcError } from './rpc/resilience-rpc.error.js';
 
 /** The HTTP answer for a resilience rejection. @publicApi */
@@ -58,23 +58,6 @@ export function toResilienceHttpError(error: unknown): ResilienceHttpError | und
 }
 
 /**
- * The message a public error body carries: what happened and the pipeline's public name — never the
- * circuit key, the instance key or an upstream URL that the error's own message may hold.
- *
- * @publicApi
- */
-export function publicResilienceMessage(error: unknown, publicNames?: Readonly<Record<string, string>>): string {
-  const pipeline = isResilienceError(error) ? error.source?.pipelineName : undefined;
-  const name = pipeline === undefined ? undefined : `"${publicNames?.[pipeline] ?? pipeline}"`;
-  if (isIsolatedCircuitError(error)) return name ? `The circuit of ${name} is isolated.` : 'A circuit is isolated.';
-  if (isBrokenCircuitError(error)) return name ? `The circuit of ${name} is open.` : 'A circuit is open.';
-  if (isRateLimiterRejectedError(error)) {
-    return name ? `The rate limit of ${name} is reached.` : 'A rate limit is reached.';
-  }
-  return name ? `${name} did not answer in time.` : 'The operation did not answer in time.';
-}
-
-/**
  * Answers resilience rejections with the right HTTP status and `Retry-After` (see
  * `toResilienceHttpError`), on Express and Fastify alike. Registered globally by `ResilienceModule`
  * unless `httpErrorMapping: false`; other errors go on to Nest's own handling. In an RPC handler
@@ -113,7 +96,8 @@ export class ResilienceExceptionFilter extends BaseExceptionFilter {
   }
 
   private catchRpc(exception: unknown): Observable<never> {
-    const payload = this.options?.httpErrorMapping === false ? undefined : toResilienceRpcError(exception);
+    const payload =
+      this.options?.httpErrorMapping === false ? undefined : toResilienceRpcError(exception, this.options?.publicNames);
     if (payload) return throwError(() => payload);
     // What Nest's own RPC filter answers for an error that is not an `RpcException`.
     rpcLogger.error(exception);

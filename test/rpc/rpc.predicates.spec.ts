@@ -10,6 +10,7 @@ import {
   outcomeFromValue,
   RateLimiterRejectedError,
   ResilienceContext,
+  ResiliencePipelineBuilder,
   ResilienceValidationError,
   TimeoutRejectedError,
 } from '../../src/core/index.js';
@@ -100,7 +101,7 @@ describe('transport-aware RPC predicates', () => {
     expect(toResilienceRpcError(new BrokenCircuitError('open', 1_234.2))).toEqual({
       status: 503,
       error: 'Service Unavailable',
-      message: 'open',
+      message: 'A circuit is open.',
       retryAfter: 1_235,
     });
     expect(toResilienceRpcError(new IsolatedCircuitError())).toMatchObject({ status: 503, retryAfter: null });
@@ -114,6 +115,19 @@ describe('transport-aware RPC predicates', () => {
     expect(toResilienceRpcError(new Error('plain'))).toBeUndefined();
     expect(isResilienceRpcError({ status: 500, error: 'x', message: 'y' })).toBe(false);
     expect(isResilienceRpcError(new Error('Service Unavailable'))).toBe(false);
+  });
+
+  it('names the pipeline in the payload, never the circuit key or an address', async () => {
+    const pipeline = new ResiliencePipelineBuilder({ name: 'inventory', instanceName: 'tcp://10.1.2.3:4000' })
+      .addCircuitBreaker({ kind: 'consecutive', failureThreshold: 1, breakDuration: 60_000 })
+      .build();
+    await expect(pipeline.execute(() => Promise.reject(new Error('down at 10.1.2.3')))).rejects.toThrow('down');
+    const rejection = await pipeline.execute(() => 1).catch((error: unknown) => error);
+
+    const payload = toResilienceRpcError(rejection);
+    expect(payload).toMatchObject({ status: 503, message: 'The circuit of "inventory" is open.' });
+    expect(JSON.stringify(payload)).not.toContain('10.1.2.3');
+    expect(toResilienceRpcError(rejection, { inventory: 'stock' })?.message).toBe('The circuit of "stock" is open.');
   });
 
   it('names patterns as Nest routes them (object keys sorted, recursively)', () => {

@@ -5,6 +5,7 @@ import {
   isRateLimiterRejectedError,
   isTimeoutRejectedError,
 } from '../../core/index.js';
+import { publicResilienceMessage } from '../resilience-public.message.js';
 
 /**
  * The error an RPC handler answers with when its pipeline rejects the call: the same statuses as the HTTP
@@ -21,14 +22,22 @@ export interface ResilienceRpcError {
   readonly retryAfter: number | null;
 }
 
-/** The `ResilienceRpcError` for a resilience rejection; anything else: `undefined`. @publicApi */
-export function toResilienceRpcError(error: unknown): ResilienceRpcError | undefined {
-  const message = (error as Error | undefined)?.message ?? '';
+/**
+ * The `ResilienceRpcError` for a resilience rejection; anything else: `undefined`. Its `message` names
+ * the pipeline (or its entry in `publicNames`), never a circuit key, an instance key or an address.
+ *
+ * @publicApi
+ */
+export function toResilienceRpcError(
+  error: unknown,
+  publicNames?: Readonly<Record<string, string>>,
+): ResilienceRpcError | undefined {
+  const message = publicResilienceMessage(error, publicNames);
   const wait = (ms: number | undefined): number | null => (ms === undefined ? null : Math.max(0, Math.ceil(ms)));
+  if (isIsolatedCircuitError(error)) return { status: 503, error: 'Service Unavailable', message, retryAfter: null };
   if (isBrokenCircuitError(error)) {
     return { status: 503, error: 'Service Unavailable', message, retryAfter: wait(error.retryAfter) };
   }
-  if (isIsolatedCircuitError(error)) return { status: 503, error: 'Service Unavailable', message, retryAfter: null };
   if (isRateLimiterRejectedError(error)) {
     return { status: 429, error: 'Too Many Requests', message, retryAfter: wait(error.retryAfter) };
   }
