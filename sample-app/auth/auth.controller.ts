@@ -82,7 +82,7 @@ export class AuthController {
     this.sessions.delete(id);
     res.setHeader('Set-Cookie', cookie(SESSION_COOKIE, '', 0));
     const providerLogout = session
-      ? await this.oauth.logoutUrl({ idTokenHint: session.tokens.idToken }).catch(() => undefined)
+      ? await this.oauth.logoutUrl({ idToken: session.tokens.idToken }).catch(() => undefined)
       : undefined;
     return { url: providerLogout ?? '/auth/me' };
   }

@@ -32,9 +32,16 @@ export function parseCallbackParameters(params: URLSearchParams): CallbackParame
   }
   for (const name of SINGLE_PARAMETERS) {
     if (params.getAll(name).length > 1) {
-      throw new OAuthFailure('malformed_callback', 400, `The callback repeats the "${name}" parameter.`, undefined, undefined, {
-        check: `repeated:${name}`,
-      });
+      throw new OAuthFailure(
+        'malformed_callback',
+        400,
+        `The callback repeats the "${name}" parameter.`,
+        undefined,
+        undefined,
+        {
+          check: `repeated:${name}`,
+        },
+      );
     }
   }
   const state = params.get('state');
@@ -42,13 +49,22 @@ export function parseCallbackParameters(params: URLSearchParams): CallbackParame
   if (!STATE_PATTERN.test(state)) throw new OAuthFailure('malformed_callback', 400, 'The callback state is malformed.');
   const error = params.get('error');
   if (error !== null && (error.length > 128 || !OAUTH_ERROR_CHARSET.test(error))) {
-    throw new OAuthFailure('malformed_callback', 400, 'The provider error is not a valid OAuth error code.', undefined, undefined, {
-      check: 'error-charset',
-    });
+    throw new OAuthFailure(
+      'malformed_callback',
+      400,
+      'The provider error is not a valid OAuth error code.',
+      undefined,
+      undefined,
+      {
+        check: 'error-charset',
+      },
+    );
   }
   const description = params.get('error_description');
   const validDescription =
-    description !== null && description.length <= 1_024 && OAUTH_ERROR_CHARSET.test(description) ? description : undefined;
+    description !== null && description.length <= 1_024 && OAUTH_ERROR_CHARSET.test(description)
+      ? description
+      : undefined;
   return {
     state,
     code: params.get('code'),

@@ -39,7 +39,10 @@ export async function createClientAuthentication(options: OAuthClientOptions): P
  *
  * @internal
  */
-export function checkAuthenticationMethodSupported(options: OAuthClientOptions, supported: readonly string[] | undefined): void {
+export function checkAuthenticationMethodSupported(
+  options: OAuthClientOptions,
+  supported: readonly string[] | undefined,
+): void {
   const method = effectiveAuthenticationMethod(options);
   const offered = supported ?? ['client_secret_basic'];
   if (offered.includes(method)) return;

@@ -14,7 +14,7 @@ export { OAuthFailure, type OAuthFailureCode, type OAuthFailureDetails } from '.
 export { getTokenRetryAfter } from './oauth-failure.mapper.js';
 export { escapeProviderValue, OAUTH_ERROR_CHARSET } from './oauth-secret.redaction.js';
 export { OAuthLogCode, type OAuthLogger } from './oauth-events.logger.js';
-export { defaultTokenPipeline } from './token-endpoint.pipeline.js';
+export { defaultTokenPipeline, OAUTH_CORRELATION_ID } from './token-endpoint.pipeline.js';
 export {
   CLIENT_AUTHENTICATION_METHODS,
   type ClientAuthenticationMethod,

@@ -1,4 +1,4 @@
-import type { JWTPayload } from 'jose';
+import type { JWK, JWTPayload } from 'jose';
 import { OptionsValidator, type ResiliencePipeline, type TimeProvider } from '../core/index.js';
 import type { OAuthLogger } from './oauth-events.logger.js';
 import type { PendingAuthorizationStore } from './pending-authorization.store.js';
@@ -21,13 +21,7 @@ export const CLIENT_AUTHENTICATION_METHODS: readonly ClientAuthenticationMethod[
 ];
 
 /** A private JWK (with `d`), as JSON-parsed from a file or an environment variable. @publicApi */
-export interface ClientPrivateJwk {
-  readonly kty: string;
-  readonly d?: string;
-  readonly kid?: string;
-  readonly alg?: string;
-  readonly [parameter: string]: unknown;
-}
+export type ClientPrivateJwk = JWK;
 
 /**
  * The settings of the default token pipeline (`defaultTokenPipeline`), used when no `pipeline` is given.
@@ -196,7 +190,10 @@ export function validateOAuthClientOptions(o: OAuthClientOptions): void {
   } else if (o.clientPrivateKey !== undefined) {
     v.add('clientPrivateKey', '[redacted]', `must not be set with clientAuthentication "${method}"`);
   }
-  if (o.scopes !== undefined && (!Array.isArray(o.scopes) || o.scopes.some((s) => !/^[\x21\x23-\x5B\x5D-\x7E]+$/.test(s)))) {
+  if (
+    o.scopes !== undefined &&
+    (!Array.isArray(o.scopes) || o.scopes.some((s) => !/^[\x21\x23-\x5B\x5D-\x7E]+$/.test(s)))
+  ) {
     v.add('scopes', o.scopes, 'must be a list of scope tokens (RFC 6749 §3.3)');
   }
   for (const [name, value] of [

@@ -72,10 +72,12 @@ export function classifyResponseFailure(error: unknown): ResponseCheckFailure | 
     let check: string;
     if (typeof claim === 'string') check = claim;
     else if (/"id_token"/.test(message)) check = 'presence';
-    else check = /"(alg|typ|aud|iss|exp|iat|nbf|nonce|azp|sub|auth_time|c_hash|s_hash|kid)"/.exec(message)?.[1] ?? 'jwt';
+    else
+      check = /"(alg|typ|aud|iss|exp|iat|nbf|nonce|azp|sub|auth_time|c_hash|s_hash|kid)"/.exec(message)?.[1] ?? 'jwt';
     return { kind: 'id_token', check: /unsupported JWS/.test(message) ? 'alg' : check };
   }
-  if (code === 'OAUTH_RESPONSE_IS_NOT_JSON' || code === 'OAUTH_PARSE_ERROR') return { kind: 'token_response', check: 'json' };
+  if (code === 'OAUTH_RESPONSE_IS_NOT_JSON' || code === 'OAUTH_PARSE_ERROR')
+    return { kind: 'token_response', check: 'json' };
   if (code === 'OAUTH_RESPONSE_IS_NOT_CONFORM') return { kind: 'token_response', check: 'status' };
   const property = /"response" body "(\w+)"/.exec(message)?.[1];
   return { kind: 'token_response', check: property ?? 'body' };
@@ -125,27 +127,56 @@ export function mapTokenFailure(error: unknown, ambiguous: boolean, now: number)
   }
   const response = classifyResponseFailure(error);
   if (response) return responseCheckFailure(response);
-  if (code !== undefined && (PERMANENT_TOKEN_ERRORS.has(code) || !handleTransientTokenFailure({ outcome: { ok: false, error } }))) {
+  if (
+    code !== undefined &&
+    (PERMANENT_TOKEN_ERRORS.has(code) || !handleTransientTokenFailure({ outcome: { ok: false, error } }))
+  ) {
     return new OAuthFailure('token_request_rejected', 400, 'The provider refused the token request.', code);
   }
   if (isBrokenCircuitError(error)) {
-    return new OAuthFailure('token_endpoint_unavailable', 503, 'The provider is unavailable; try again later.', undefined, error.retryAfter);
+    return new OAuthFailure(
+      'token_endpoint_unavailable',
+      503,
+      'The provider is unavailable; try again later.',
+      undefined,
+      error.retryAfter,
+    );
   }
   if (status !== undefined && status < 500 && status !== 429 && status !== 408) {
     return new OAuthFailure('token_request_rejected', 400, 'The provider refused the token request.', code);
   }
   const retryAfter = getTokenRetryAfter(error, now);
   const reason = failureClass(error) === 'timeout' ? 'timed out' : 'failed';
-  return new OAuthFailure('token_endpoint_unavailable', 503, `The token request ${reason}; try again.`, undefined, retryAfter);
+  return new OAuthFailure(
+    'token_endpoint_unavailable',
+    503,
+    `The token request ${reason}; try again.`,
+    undefined,
+    retryAfter,
+  );
 }
 
 /** The failure for a token response that did not pass a check. @internal */
 export function responseCheckFailure(failure: ResponseCheckFailure): OAuthFailure {
   return failure.kind === 'id_token'
-    ? new OAuthFailure('invalid_id_token', 502, 'The provider returned an ID token that did not verify.', undefined, undefined, {
-        check: failure.check,
-      })
-    : new OAuthFailure('invalid_token_response', 502, 'The provider returned something that is not a token response.', undefined, undefined, {
-        check: failure.check,
-      });
+    ? new OAuthFailure(
+        'invalid_id_token',
+        502,
+        'The provider returned an ID token that did not verify.',
+        undefined,
+        undefined,
+        {
+          check: failure.check,
+        },
+      )
+    : new OAuthFailure(
+        'invalid_token_response',
+        502,
+        'The provider returned something that is not a token response.',
+        undefined,
+        undefined,
+        {
+          check: failure.check,
+        },
+      );
 }

@@ -59,7 +59,11 @@ export function describeFailure(error: unknown): string {
   if (!(error instanceof Error)) return typeof error;
   const code = (error as { code?: unknown }).code;
   const status = (error as { status?: unknown }).status ?? (error.cause as { status?: unknown } | undefined)?.status;
-  return [error.name, typeof code === 'string' ? code : undefined, typeof status === 'number' ? `HTTP ${status}` : undefined]
+  return [
+    error.name,
+    typeof code === 'string' ? code : undefined,
+    typeof status === 'number' ? `HTTP ${status}` : undefined,
+  ]
     .filter(Boolean)
     .join(' ');
 }

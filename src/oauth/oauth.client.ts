@@ -2,6 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import * as oidc from 'openid-client';
 import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
 import {
+  ResilienceProperties,
   ResilienceValidationError,
   systemTimeProvider,
   type ResiliencePipeline,
@@ -29,7 +30,7 @@ import { describeFailure, Redacted } from './oauth-secret.redaction.js';
 import { OAuthFailure } from './oauth.errors.js';
 import { InMemoryPendingAuthorizationStore, type PendingAuthorizationStore } from './pending-authorization.store.js';
 import { calculateCodeChallenge, generateCodeVerifier, generateOpaqueToken } from './pkce.helper.js';
-import { defaultTokenPipeline } from './token-endpoint.pipeline.js';
+import { defaultTokenPipeline, OAUTH_CORRELATION_ID } from './token-endpoint.pipeline.js';
 import { getOAuthErrorCode, handleTransientTokenFailure } from './token-endpoint.predicates.js';
 
 /**
@@ -49,13 +50,21 @@ export class OAuthClient {
   private configuration: Promise<oidc.Configuration> | undefined;
   private jwks: ReturnType<typeof createRemoteJWKSet> | undefined;
   private readonly refreshing = new Map<string, Promise<OAuthTokens>>();
+  private readonly ownPipeline: boolean;
 
   constructor(private readonly options: OAuthClientOptions) {
     validateOAuthClientOptions(options);
     this.time = options.timeProvider ?? systemTimeProvider;
-    this.pipeline = options.pipeline ?? defaultTokenPipeline(options.tokenRequests, this.time);
-    this.store = options.pendingStore ?? new InMemoryPendingAuthorizationStore(this.time);
     this.events = new OAuthEventLogger(options.logger, this.time, options.logBurstWindow);
+    // The default pipeline reports every retried attempt (timeouts included); with a pipeline of the
+    // application's, attempts are reported as the callback sees them.
+    this.ownPipeline = options.pipeline === undefined;
+    this.pipeline =
+      options.pipeline ??
+      defaultTokenPipeline(options.tokenRequests, this.time, ({ error, attemptNumber, retryDelay, correlationId }) =>
+        this.logAttemptFailure(error, correlationId, attemptNumber, retryDelay),
+      );
+    this.store = options.pendingStore ?? new InMemoryPendingAuthorizationStore(this.time);
   }
 
   /**
@@ -225,12 +234,12 @@ export class OAuthClient {
           } catch (error) {
             if (handleTransientTokenFailure({ outcome: { ok: false, error } })) {
               ambiguous = true;
-              this.logAttemptFailure(error, correlationId, context.attemptNumber);
+              if (!this.ownPipeline) this.logAttemptFailure(error, correlationId, context.attemptNumber);
             }
             throw error;
           }
         },
-        { operationKey: 'oauth.token' },
+        { operationKey: 'oauth.token', properties: correlated(correlationId) },
       );
       response = boxed.reveal();
     } catch (error) {
@@ -296,12 +305,10 @@ export class OAuthClient {
     const { issuer, clientId, allowInsecureRequests, endpoints } = this.options;
     const clientAuth = await createClientAuthentication(this.options);
     if (endpoints) {
-      checkAuthenticationMethodSupported(this.options, endpoints.tokenEndpointAuthMethods ?? [
-        'client_secret_basic',
-        'client_secret_post',
-        'private_key_jwt',
-        'none',
-      ]);
+      checkAuthenticationMethodSupported(
+        this.options,
+        endpoints.tokenEndpointAuthMethods ?? ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
+      );
       const config = new oidc.Configuration(
         {
           issuer,
@@ -355,17 +362,31 @@ export class OAuthClient {
   private discoveryFailure(error: unknown): OAuthFailure {
     if (error instanceof OAuthFailure) return error;
     if (error instanceof ResilienceValidationError) {
-      const failure = new OAuthFailure('provider_mismatch', 502, 'The provider does not fit this client.', undefined, undefined, {
-        detail: error.message,
-      });
+      const failure = new OAuthFailure(
+        'provider_mismatch',
+        502,
+        'The provider does not fit this client.',
+        undefined,
+        undefined,
+        {
+          detail: error.message,
+        },
+      );
       Object.defineProperty(failure, 'cause', { value: error, enumerable: false });
       return failure;
     }
     const code = (error as { code?: unknown } | null)?.code;
     if (code === 'OAUTH_JSON_ATTRIBUTE_COMPARISON_FAILED') {
-      return new OAuthFailure('provider_mismatch', 502, 'The provider does not fit this client.', undefined, undefined, {
-        detail: `the discovery document of ${this.options.issuer} announces another issuer (issuer must equal the configured URL exactly, RFC 8414 §3.3)`,
-      });
+      return new OAuthFailure(
+        'provider_mismatch',
+        502,
+        'The provider does not fit this client.',
+        undefined,
+        undefined,
+        {
+          detail: `the discovery document of ${this.options.issuer} announces another issuer (issuer must equal the configured URL exactly, RFC 8414 §3.3)`,
+        },
+      );
     }
     if (handleTransientTokenFailure({ outcome: { ok: false, error } }) || failureClass(error) === 'circuit-open') {
       return new OAuthFailure(
@@ -390,13 +411,13 @@ export class OAuthClient {
           try {
             return new Redacted(await oidc.refreshTokenGrant(config, refreshToken));
           } catch (error) {
-            if (handleTransientTokenFailure({ outcome: { ok: false, error } })) {
+            if (!this.ownPipeline && handleTransientTokenFailure({ outcome: { ok: false, error } })) {
               this.logAttemptFailure(error, correlationId, context.attemptNumber);
             }
             throw error;
           }
         },
-        { operationKey: 'oauth.refresh' },
+        { operationKey: 'oauth.refresh', properties: correlated(correlationId) },
       );
       const response = boxed.reveal();
       const tokens = toTokens(response, this.time.now(), refreshToken);
@@ -450,10 +471,16 @@ export class OAuthClient {
     return payload;
   }
 
-  private logAttemptFailure(error: unknown, correlationId: string, attempt: number): void {
+  private logAttemptFailure(
+    error: unknown,
+    correlationId: string | undefined,
+    attempt: number,
+    retryDelay?: number,
+  ): void {
     this.events.event('warn', OAuthLogCode.TokenEndpointFailure, 'request to the provider failed', {
       correlationId,
       attempt,
+      retryInMs: retryDelay,
       class: failureClass(error),
       status: getTokenHttpStatus(error),
       retryAfterMs: getTokenRetryAfter(error, this.time.now()),
@@ -470,7 +497,11 @@ export class OAuthClient {
           OAuthLogCode.InvalidClient,
           'invalid_client',
           'the provider refused this client: fix its id, secret, key or authentication method',
-          { ...fields, clientAuthentication: effectiveAuthenticationMethod(this.options), status: getTokenHttpStatus(error) },
+          {
+            ...fields,
+            clientAuthentication: effectiveAuthenticationMethod(this.options),
+            status: getTokenHttpStatus(error),
+          },
         );
         break;
       case 'invalid_id_token':
@@ -531,6 +562,10 @@ function safeReturnTo(returnTo: string | undefined): string {
     throw new OAuthFailure('invalid_return_to', 400, 'The return path must be a path of this site.');
   }
   return returnTo;
+}
+
+function correlated(correlationId: string): ResilienceProperties {
+  return new ResilienceProperties().set(OAUTH_CORRELATION_ID, correlationId);
 }
 
 function newCorrelationId(): string {

@@ -1,5 +1,6 @@
 import {
   ResiliencePipelineBuilder,
+  ResiliencePropertyKey,
   systemTimeProvider,
   type ResiliencePipeline,
   type TimeProvider,
@@ -7,6 +8,9 @@ import {
 import type { TokenRequestOptions } from './oauth-client.options.js';
 import { getTokenRetryAfter } from './oauth-failure.mapper.js';
 import { handleTransientTokenFailure } from './token-endpoint.predicates.js';
+
+/** The correlation id of the login or refresh a token or discovery request belongs to, in the context's properties. @publicApi */
+export const OAUTH_CORRELATION_ID = new ResiliencePropertyKey<string>('oauth.correlationId');
 
 /**
  * The token pipeline by default: a total `deadline` (15 s), `retries` (2) of transient failures only
@@ -22,6 +26,8 @@ import { handleTransientTokenFailure } from './token-endpoint.predicates.js';
 export function defaultTokenPipeline(
   options: TokenRequestOptions = {},
   timeProvider: TimeProvider = systemTimeProvider,
+  /** Told of every failed attempt that is retried (timeouts included), e.g. to log it. */
+  onRetry?: (failure: { error: unknown; attemptNumber: number; retryDelay: number; correlationId?: string }) => void,
 ): ResiliencePipeline<unknown> {
   return new ResiliencePipelineBuilder({ name: 'oauth-token', timeProvider })
     .addTimeout(options.deadline ?? 15_000)
@@ -33,6 +39,14 @@ export function defaultTokenPipeline(
       shouldHandle: handleTransientTokenFailure,
       // No maxDelay: a Retry-After is waited for in full, or — past the deadline — not at all.
       retryAfter: ({ outcome }) => (outcome.ok ? undefined : getTokenRetryAfter(outcome.error, timeProvider.now())),
+      onRetry: onRetry
+        ? ({ outcome, attemptNumber, retryDelay, context }) => {
+            if (!outcome.ok) {
+              const correlationId = context.hasProperties ? context.properties.get(OAUTH_CORRELATION_ID) : undefined;
+              onRetry({ error: outcome.error, attemptNumber, retryDelay, correlationId });
+            }
+          }
+        : undefined,
     })
     .addCircuitBreaker({
       kind: 'consecutive',
