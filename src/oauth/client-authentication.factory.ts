@@ -1,4 +1,4 @@
-import { importJWK, importPKCS8, type JWK } from 'jose';
+import { importJWK, importPKCS8 } from 'jose';
 import * as oidc from 'openid-client';
 import { ResilienceValidationError } from '../core/index.js';
 import {
@@ -17,14 +17,14 @@ export async function createClientAuthentication(options: OAuthClientOptions): P
   const method = effectiveAuthenticationMethod(options);
   switch (method) {
     case 'client_secret_basic':
-      return oidc.ClientSecretBasic(options.clientSecret!);
+      return oidc.ClientSecretBasic(options.clientSecret);
     case 'client_secret_post':
-      return oidc.ClientSecretPost(options.clientSecret!);
+      return oidc.ClientSecretPost(options.clientSecret);
     case 'none':
       return oidc.None();
     case 'private_key_jwt': {
       const raw = options.clientPrivateKey!;
-      const jwk = typeof raw === 'string' ? undefined : (raw as JWK);
+      const jwk = typeof raw === 'string' ? undefined : raw;
       const alg = options.clientAssertionAlgorithm ?? jwk?.alg ?? 'RS256';
       const key = jwk ? await importJWK(jwk, alg) : await importPKCS8(raw as string, alg);
       if (key instanceof Uint8Array) throw new TypeError('clientPrivateKey must be an asymmetric private key');

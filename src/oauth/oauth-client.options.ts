@@ -184,7 +184,7 @@ export function validateOAuthClientOptions(o: OAuthClientOptions): void {
     const isPem = typeof key === 'string' && key.includes('-----BEGIN PRIVATE KEY-----');
     if (!isJwk && !isPem) {
       v.add('clientPrivateKey', key === undefined ? undefined : '[redacted]', 'must be a private JWK or a PKCS#8 PEM');
-    } else if (isJwk && typeof (key as ClientPrivateJwk).d !== 'string') {
+    } else if (isJwk && typeof key.d !== 'string') {
       v.add('clientPrivateKey', '[public key]', 'must be a private key (a JWK with "d")');
     }
   } else if (o.clientPrivateKey !== undefined) {

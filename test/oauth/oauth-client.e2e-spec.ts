@@ -99,14 +99,14 @@ describe('OAuthClient against a real OpenID provider (oidc-provider, PKCE requir
   }
 
   beforeAll(async () => {
-    globalThis.fetch = (async (...args: Parameters<typeof fetch>) => {
+    globalThis.fetch = async (...args: Parameters<typeof fetch>) => {
       requestsInTransit++;
       try {
         return await realFetch(...args);
       } finally {
         requestsInTransit--;
       }
-    }) as typeof fetch;
+    };
     await idp.start();
   });
 

@@ -133,13 +133,10 @@ export class TestIdentityProvider {
       claims: { openid: ['sub'] },
       findAccount: (_ctx: unknown, sub: string) => ({ accountId: sub, claims: () => ({ sub }) }),
     } as never);
-    for (const event of ['grant.error', 'server_error']) {
-      provider.on(event, (_ctx: unknown, error: { error_detail?: string; message?: string }) =>
-        this.providerErrors.push(
-          `${error.message}: ${error.error_detail ?? (error as { error_description?: string }).error_description ?? ''}`,
-        ),
-      );
-    }
+    const remember = (_ctx: unknown, error: Error & { error_detail?: string; error_description?: string }) =>
+      this.providerErrors.push(`${error.message}: ${error.error_detail ?? error.error_description ?? ''}`);
+    provider.on('grant.error', remember);
+    provider.on('server_error', remember);
     const callback = provider.callback();
     route.handler = (req, res) => void callback(req, res);
 
