@@ -1,4 +1,4 @@
-import { applyDecorators, Header } from '@nestjs/common';
+import { Header } from '@nestjs/common';
 
 /**
  * The headers every OAuth callback answer and every OAuth error answer carries (RFC 9700 §4.2.4,
@@ -28,11 +28,26 @@ export function setOAuthResponseHeaders(response: HeaderSink): void {
 }
 
 /**
- * Puts `OAUTH_RESPONSE_HEADERS` on a route's answers — redirects included. Errors get them from
- * `OAuthExceptionFilter`. Use it on the callback and on every route that hands out session state.
+ * Puts `OAUTH_RESPONSE_HEADERS` on a route's answers — redirects included. On a controller class, on
+ * every route of it. Errors get them from `OAuthExceptionFilter`. Use it on the callback and on every
+ * route that hands out session state.
  *
  * @publicApi
  */
 export function OAuthResponseHeaders(): MethodDecorator & ClassDecorator {
-  return applyDecorators(...Object.entries(OAUTH_RESPONSE_HEADERS).map(([name, value]) => Header(name, value)));
+  const headers = Object.entries(OAUTH_RESPONSE_HEADERS).map(([name, value]) => Header(name, value));
+  const onMethod = (target: object, key: string | symbol, descriptor: PropertyDescriptor) => {
+    for (const header of headers) header(target, key, descriptor);
+  };
+  return ((target: object, key?: string | symbol, descriptor?: PropertyDescriptor) => {
+    if (key !== undefined && descriptor !== undefined) {
+      onMethod(target, key, descriptor);
+      return;
+    }
+    const prototype = (target as { prototype: object }).prototype;
+    for (const name of Object.getOwnPropertyNames(prototype)) {
+      const method = Object.getOwnPropertyDescriptor(prototype, name);
+      if (name !== 'constructor' && typeof method?.value === 'function') onMethod(prototype, name, method);
+    }
+  }) as MethodDecorator & ClassDecorator;
 }
