@@ -251,7 +251,7 @@ describe('sample app against an external provider, configured only through the e
     const login = await request(server).get('/auth/login').expect(302);
     const binding = cookieOf(login, 'nr_oauth_binding')!;
     secrets.add(binding.split('=')[1]);
-    const query = await idp.authorize(login.headers.location as string, user);
+    const query = await idp.authorize(login.headers.location, user);
     return { path: `/auth/callback?${query.toString()}`, query, binding };
   }
 

@@ -39,7 +39,7 @@ export function OAuthResponseHeaders(): MethodDecorator & ClassDecorator {
   const onMethod = (target: object, key: string | symbol, descriptor: PropertyDescriptor) => {
     for (const header of headers) header(target, key, descriptor);
   };
-  return ((target: object, key?: string | symbol, descriptor?: PropertyDescriptor) => {
+  return (target: object, key?: string | symbol, descriptor?: PropertyDescriptor) => {
     if (key !== undefined && descriptor !== undefined) {
       onMethod(target, key, descriptor);
       return;
@@ -49,5 +49,5 @@ export function OAuthResponseHeaders(): MethodDecorator & ClassDecorator {
       const method = Object.getOwnPropertyDescriptor(prototype, name);
       if (name !== 'constructor' && typeof method?.value === 'function') onMethod(prototype, name, method);
     }
-  }) as MethodDecorator & ClassDecorator;
+  };
 }
