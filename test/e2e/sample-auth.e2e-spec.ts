@@ -100,6 +100,7 @@ const cookieOf = (response: request.Response, name: string): string | undefined 
 function expectHygiene(response: request.Response): void {
   expect(response.headers['cache-control']).toBe('no-store');
   expect(response.headers['referrer-policy']).toBe('no-referrer');
+  expect(response.headers.pragma).toBe('no-cache');
 }
 
 describe('sample app: sign-in with PKCE against the built-in identity provider (defaults)', () => {
@@ -139,8 +140,13 @@ describe('sample app: sign-in with PKCE against the built-in identity provider (
     expect(me.text).not.toMatch(/eyJ|token/i); // no JWT, no token of any kind
 
     // Replaying the callback is refused with a stable code and no token request.
-    const replay = await request(server).get(`/auth/callback${callbackUrl.search}`).set('Cookie', binding).expect(400);
+    const replay = await request(server)
+      .get(`/auth/callback${callbackUrl.search}`)
+      .set('Cookie', binding)
+      .set('X-Request-Id', 'replay-7')
+      .expect(400);
     expect(replay.body).toMatchObject({ statusCode: 400, error: 'unknown_state' });
+    expect(lines.withCorrelation('replay-7').map((l) => l.code)).toEqual(['OAUTH_CALLBACK_REJECTED']);
     expectHygiene(replay);
 
     const logout = await request(server).get('/auth/logout').set('Cookie', session).expect(302);
