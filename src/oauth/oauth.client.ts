@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import * as oidc from 'openid-client';
-import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
+import type { JWTPayload } from 'jose';
 import {
   ResilienceProperties,
   ResilienceValidationError,
@@ -9,7 +9,8 @@ import {
   type TimeProvider,
 } from '../core/index.js';
 import { parseCallbackParameters } from './callback-parameters.validator.js';
-import { checkAuthenticationMethodSupported, createClientAuthentication } from './client-authentication.factory.js';
+import { IdTokenVerifier } from './id-token.verifier.js';
+import { loadProviderConfiguration, mapDiscoveryFailure } from './provider-discovery.loader.js';
 import {
   effectiveAuthenticationMethod,
   validateOAuthClientOptions,
@@ -19,14 +20,8 @@ import {
   type StartedLogin,
 } from './oauth-client.options.js';
 import { OAuthEventLogger, OAuthLogCode } from './oauth-events.logger.js';
-import {
-  failureClass,
-  getTokenHttpStatus,
-  getTokenRetryAfter,
-  mapTokenFailure,
-  responseCheckFailure,
-} from './oauth-failure.mapper.js';
-import { describeFailure, Redacted } from './oauth-secret.redaction.js';
+import { failureClass, getTokenHttpStatus, getTokenRetryAfter, mapTokenFailure } from './oauth-failure.mapper.js';
+import { Redacted } from './oauth-secret.redaction.js';
 import { OAuthFailure } from './oauth.errors.js';
 import { InMemoryPendingAuthorizationStore, type PendingAuthorizationStore } from './pending-authorization.store.js';
 import { calculateCodeChallenge, generateCodeVerifier, generateOpaqueToken } from './pkce.helper.js';
@@ -48,7 +43,7 @@ export class OAuthClient {
   private readonly time: TimeProvider;
   private readonly events: OAuthEventLogger;
   private configuration: Promise<oidc.Configuration> | undefined;
-  private jwks: ReturnType<typeof createRemoteJWKSet> | undefined;
+  private readonly idTokens: IdTokenVerifier;
   private readonly refreshing = new Map<string, Promise<OAuthTokens>>();
   private readonly ownPipeline: boolean;
 
@@ -65,6 +60,7 @@ export class OAuthClient {
         this.logAttemptFailure(error, correlationId, attemptNumber, retryDelay),
       );
     this.store = options.pendingStore ?? new InMemoryPendingAuthorizationStore(this.time);
+    this.idTokens = new IdTokenVerifier(options.clientId);
   }
 
   /**
@@ -86,7 +82,7 @@ export class OAuthClient {
 
   /** The provider's metadata, discovered once (through the pipeline) and kept; a failure is tried again next time. */
   discover(): Promise<oidc.Configuration> {
-    this.configuration ??= this.runDiscovery().then(
+    this.configuration ??= loadProviderConfiguration(this.options, this.pipeline).then(
       (config) => {
         this.events.event('log', OAuthLogCode.DiscoveryCompleted, 'provider metadata read', {
           issuer: config.serverMetadata().issuer,
@@ -96,7 +92,7 @@ export class OAuthClient {
       },
       (error: unknown) => {
         this.configuration = undefined; // the next call tries again
-        const failure = this.discoveryFailure(error);
+        const failure = mapDiscoveryFailure(error, this.options.issuer, this.time.now());
         this.events.once('error', OAuthLogCode.DiscoveryFailed, `discovery:${failure.code}`, failure.message, {
           code: failure.code,
           detail: failure.detail,
@@ -247,7 +243,7 @@ export class OAuthClient {
     }
     let claims: JWTPayload;
     try {
-      claims = await this.verifyIdToken(config, response.id_token, nonce);
+      claims = await this.idTokens.verify(config, response.id_token, nonce);
     } catch (error) {
       throw this.logTokenFailure(error as OAuthFailure, error, correlationId);
     }
@@ -301,108 +297,6 @@ export class OAuthClient {
     return oidc.buildEndSessionUrl(config, params).href;
   }
 
-  private async runDiscovery(): Promise<oidc.Configuration> {
-    const { issuer, clientId, allowInsecureRequests, endpoints } = this.options;
-    const clientAuth = await createClientAuthentication(this.options);
-    if (endpoints) {
-      checkAuthenticationMethodSupported(
-        this.options,
-        endpoints.tokenEndpointAuthMethods ?? ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
-      );
-      const config = new oidc.Configuration(
-        {
-          issuer,
-          authorization_endpoint: endpoints.authorization,
-          token_endpoint: endpoints.token,
-          jwks_uri: endpoints.jwks,
-          userinfo_endpoint: endpoints.userinfo,
-          end_session_endpoint: endpoints.endSession,
-          code_challenge_methods_supported: ['S256'],
-          authorization_response_iss_parameter_supported: endpoints.issuerInResponses ?? true,
-        },
-        clientId,
-        undefined,
-        clientAuth,
-      );
-      if (allowInsecureRequests) oidc.allowInsecureRequests(config);
-      return config;
-    }
-    const discovered = await this.pipeline.execute(
-      () =>
-        oidc.discovery(
-          new URL(issuer),
-          clientId,
-          undefined,
-          clientAuth,
-          allowInsecureRequests ? { execute: [oidc.allowInsecureRequests] } : undefined,
-        ),
-      { operationKey: 'oauth.discovery' },
-    );
-    const metadata = discovered.serverMetadata();
-    if (!this.options.allowProviderWithoutS256 && !metadata.code_challenge_methods_supported?.includes('S256')) {
-      throw new OAuthFailure('provider_mismatch', 502, 'The provider does not fit this client.', undefined, undefined, {
-        detail: 'its metadata does not advertise PKCE with S256 (code_challenge_methods_supported)',
-      });
-    }
-    checkAuthenticationMethodSupported(this.options, metadata.token_endpoint_auth_methods_supported);
-    if (!this.options.tokenEndpoint) return discovered;
-    // The metadata as plain data (without its helper methods), with the token endpoint replaced.
-    const plainMetadata = JSON.parse(JSON.stringify(metadata)) as oidc.ServerMetadata;
-    const config = new oidc.Configuration(
-      { ...plainMetadata, token_endpoint: this.options.tokenEndpoint },
-      clientId,
-      undefined,
-      clientAuth,
-    );
-    if (allowInsecureRequests) oidc.allowInsecureRequests(config);
-    return config;
-  }
-
-  /** A discovery error as the user gets it: 503 when trying again may help, 502 when the provider does not fit. */
-  private discoveryFailure(error: unknown): OAuthFailure {
-    if (error instanceof OAuthFailure) return error;
-    if (error instanceof ResilienceValidationError) {
-      const failure = new OAuthFailure(
-        'provider_mismatch',
-        502,
-        'The provider does not fit this client.',
-        undefined,
-        undefined,
-        {
-          detail: error.message,
-        },
-      );
-      Object.defineProperty(failure, 'cause', { value: error, enumerable: false });
-      return failure;
-    }
-    const code = (error as { code?: unknown } | null)?.code;
-    if (code === 'OAUTH_JSON_ATTRIBUTE_COMPARISON_FAILED') {
-      return new OAuthFailure(
-        'provider_mismatch',
-        502,
-        'The provider does not fit this client.',
-        undefined,
-        undefined,
-        {
-          detail: `the discovery document of ${this.options.issuer} announces another issuer (issuer must equal the configured URL exactly, RFC 8414 §3.3)`,
-        },
-      );
-    }
-    if (handleTransientTokenFailure({ outcome: { ok: false, error } }) || failureClass(error) === 'circuit-open') {
-      return new OAuthFailure(
-        'discovery_failed',
-        503,
-        "The provider's metadata could not be read; try again.",
-        undefined,
-        getTokenRetryAfter(error, this.time.now()) ?? (error as { retryAfter?: number }).retryAfter,
-        { detail: `${failureClass(error)} (${describeFailure(error)})` },
-      );
-    }
-    return new OAuthFailure('provider_mismatch', 502, 'The provider does not fit this client.', undefined, undefined, {
-      detail: `its discovery document could not be used (${describeFailure(error)})`,
-    });
-  }
-
   private async runRefresh(refreshToken: string, correlationId: string): Promise<OAuthTokens> {
     const config = await this.discover();
     try {
@@ -443,32 +337,6 @@ export class OAuthClient {
       this.events.event('warn', OAuthLogCode.RefreshFailed, 'refresh failed', { correlationId, reason: failure.code });
       throw this.logTokenFailure(failure, error, correlationId);
     }
-  }
-
-  private async verifyIdToken(
-    config: oidc.Configuration,
-    idToken: string | undefined,
-    nonce: string,
-  ): Promise<JWTPayload> {
-    const metadata = config.serverMetadata();
-    if (!idToken) throw responseCheckFailure({ kind: 'id_token', check: 'presence' });
-    if (!metadata.jwks_uri) throw responseCheckFailure({ kind: 'id_token', check: 'jwks_uri' });
-    this.jwks ??= createRemoteJWKSet(new URL(metadata.jwks_uri));
-    let payload: JWTPayload;
-    try {
-      ({ payload } = await jwtVerify(idToken, this.jwks, {
-        issuer: metadata.issuer,
-        audience: this.options.clientId,
-      }));
-    } catch (error) {
-      const code = (error as { code?: unknown }).code;
-      if (code === 'ERR_JWKS_TIMEOUT' || (error instanceof TypeError && error.message === 'fetch failed')) {
-        throw new OAuthFailure('discovery_failed', 503, "The provider's signing keys could not be read; try again.");
-      }
-      throw responseCheckFailure({ kind: 'id_token', check: joseCheck(error) });
-    }
-    if (payload.nonce !== nonce) throw responseCheckFailure({ kind: 'id_token', check: 'nonce' });
-    return payload;
   }
 
   private logAttemptFailure(
@@ -528,24 +396,6 @@ export class OAuthClient {
         this.events.event('warn', OAuthLogCode.TokenRequestRejected, 'token request refused', fields);
     }
     return failure;
-  }
-}
-
-/** Which check of a `jose` verification failed. */
-function joseCheck(error: unknown): string {
-  const e = error as { code?: unknown; claim?: unknown };
-  if (typeof e.claim === 'string') return e.claim;
-  switch (e.code) {
-    case 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED':
-      return 'signature';
-    case 'ERR_JOSE_ALG_NOT_ALLOWED':
-    case 'ERR_JOSE_NOT_SUPPORTED':
-      return 'alg';
-    case 'ERR_JWKS_NO_MATCHING_KEY':
-    case 'ERR_JWKS_MULTIPLE_MATCHING_KEYS':
-      return 'kid';
-    default:
-      return 'jwt';
   }
 }
 
