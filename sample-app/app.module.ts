@@ -4,6 +4,7 @@ import { ResilientHttpModule } from '../src/nest/http/index.js';
 import { OAuthModule } from '../src/nest/oauth/index.js';
 import { AuthController } from './auth/auth.controller.js';
 import { DEMO_CLIENT, DemoIdentityProvider } from './auth/demo-identity.provider.js';
+import { SAMPLE_OAUTH_CONFIG, SampleOAuthConfigModule, type SampleOAuthConfig } from './config/oauth.config.js';
 import { resiliencePipelines } from './config/resilience.config.js';
 import { SAMPLE_CONFIG, SampleConfigModule, type SampleConfig } from './config/sample.config.js';
 import { GatewayController } from './gateway/gateway.controller.js';
@@ -22,30 +23,56 @@ class DemoIdentityModule {}
   imports: [
     SampleConfigModule,
     ResilienceModule.forRootAsync({
-      imports: [SampleConfigModule],
-      inject: [SAMPLE_CONFIG],
-      useFactory: (config: SampleConfig) => ({ pipelines: resiliencePipelines(config) }),
+      imports: [SampleConfigModule, SampleOAuthConfigModule],
+      inject: [SAMPLE_CONFIG, SAMPLE_OAUTH_CONFIG],
+      // REDIS_URL: circuit state and rate limits in Redis — and, through the same store, the pending logins.
+      useFactory: (config: SampleConfig, oauth: SampleOAuthConfig) => ({
+        pipelines: resiliencePipelines(config),
+        ...(oauth.redisUrl ? { store: { redis: { url: oauth.redisUrl, keyPrefix: oauth.redisKeyPrefix } } } : {}),
+      }),
     }),
     // The gateway's client runs through the "gateway" pipeline of the configuration (a standard HTTP pipeline).
     ResilientHttpModule.register({ timeout: 5_000, pipeline: 'gateway' }),
     // The weather upstream also served over TCP, and the resilient client that consumes it.
     WeatherRpcConfigModule,
     weatherRpcClients(),
-    // Sign-in with PKCE: against OIDC_ISSUER when set, else against the built-in demo provider.
+    // Sign-in with PKCE: against OIDC_ISSUER when set, else against the built-in demo provider. Every
+    // setting comes from the environment (config/oauth.config.ts).
     OAuthModule.registerAsync({
-      imports: [DemoIdentityModule],
-      inject: [DemoIdentityProvider],
-      useFactory: async (demo: DemoIdentityProvider) => {
-        const appUrl = process.env.APP_URL ?? `http://127.0.0.1:${process.env.PORT ?? 3000}`;
-        const redirectUri = `${appUrl}/auth/callback`;
-        const external = process.env.OIDC_ISSUER;
+      imports: [DemoIdentityModule, SampleOAuthConfigModule],
+      inject: [DemoIdentityProvider, SAMPLE_OAUTH_CONFIG],
+      useFactory: async (demo: DemoIdentityProvider, c: SampleOAuthConfig) => {
+        const builtIn = c.issuer === undefined;
         return {
-          issuer: external ?? (await demo.issuer(redirectUri)),
-          clientId: external ? process.env.OIDC_CLIENT_ID! : DEMO_CLIENT.clientId,
-          clientSecret: external ? process.env.OIDC_CLIENT_SECRET : DEMO_CLIENT.clientSecret,
-          redirectUri,
-          scopes: ['openid', 'offline_access'],
-          allowInsecureRequests: !external || process.env.OIDC_ALLOW_HTTP === 'true',
+          issuer:
+            c.issuer ??
+            (await demo.issuer({
+              redirectUri: c.redirectUri,
+              postLogoutRedirectUri: c.postLogoutRedirectUri,
+              authMethod: c.clientAuthentication,
+            })),
+          clientId: c.clientId ?? DEMO_CLIENT.clientId,
+          clientSecret: builtIn && c.clientAuthentication !== 'none' ? DEMO_CLIENT.clientSecret : c.clientSecret,
+          clientAuthentication: c.clientAuthentication,
+          clientPrivateKey: c.clientPrivateKey,
+          clientPrivateKeyId: c.clientPrivateKeyId,
+          redirectUri: c.redirectUri,
+          postLogoutRedirectUri: c.postLogoutRedirectUri,
+          logoutWithIdTokenHint: c.logoutWithIdTokenHint,
+          scopes: c.scopes,
+          pkceMethod: c.pkceMethod,
+          allowInsecureRequests: builtIn || c.allowHttp,
+          tokenEndpoint: c.tokenEndpoint,
+          deferDiscovery: c.deferDiscovery,
+          pendingTtl: c.pendingTtl,
+          tokenRequests: {
+            attemptTimeout: c.tokenTimeout,
+            deadline: c.tokenDeadline,
+            retries: c.tokenRetries,
+            retryDelay: c.tokenRetryDelay,
+            breakerThreshold: c.breakerThreshold,
+            breakDuration: c.breakDuration,
+          },
         };
       },
     }),

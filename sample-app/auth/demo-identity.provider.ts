@@ -5,6 +5,14 @@ import type { AddressInfo } from 'node:net';
 /** The demo client the built-in identity provider knows. */
 export const DEMO_CLIENT = { clientId: 'nest-resilience-sample', clientSecret: 'demo-secret-not-for-production' };
 
+/** How the sample registers its demo client at the built-in provider. */
+export interface DemoClientRegistration {
+  readonly redirectUri: string;
+  readonly postLogoutRedirectUri: string;
+  /** `client_secret_basic` (default) or `client_secret_post`: the demo client has a secret. */
+  readonly authMethod?: string;
+}
+
 /**
  * The sample app's built-in OpenID provider: `oidc-provider` with its development login pages, on a
  * loopback port, started only when no external issuer is configured (`OIDC_ISSUER`). Any user name
@@ -17,8 +25,8 @@ export class DemoIdentityProvider implements OnModuleDestroy {
   private started?: Promise<string>;
 
   /** Starts the provider (once) and gives its issuer URL. */
-  issuer(redirectUri: string): Promise<string> {
-    this.started ??= this.start(redirectUri);
+  issuer(client: DemoClientRegistration): Promise<string> {
+    this.started ??= this.start(client);
     return this.started;
   }
 
@@ -28,7 +36,7 @@ export class DemoIdentityProvider implements OnModuleDestroy {
     await new Promise((resolve) => this.server!.close(resolve));
   }
 
-  private async start(redirectUri: string): Promise<string> {
+  private async start({ redirectUri, postLogoutRedirectUri, authMethod }: DemoClientRegistration): Promise<string> {
     const { default: Provider } = await import('oidc-provider');
     const route: { handler?: (req: IncomingMessage, res: ServerResponse) => void } = {};
     this.server = createServer((req, res) => route.handler?.(req, res));
@@ -40,9 +48,10 @@ export class DemoIdentityProvider implements OnModuleDestroy {
           client_id: DEMO_CLIENT.clientId,
           client_secret: DEMO_CLIENT.clientSecret,
           redirect_uris: [redirectUri],
-          post_logout_redirect_uris: [new URL('/auth/me', redirectUri).href],
+          post_logout_redirect_uris: [postLogoutRedirectUri],
           grant_types: ['authorization_code', 'refresh_token'],
           response_types: ['code'],
+          token_endpoint_auth_method: authMethod ?? 'client_secret_basic',
         },
       ],
       pkce: { required: () => true },

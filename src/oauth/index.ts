@@ -10,13 +10,20 @@ export {
   type PendingAuthorizationStore,
 } from './pending-authorization.store.js';
 export { getOAuthErrorCode, handleTransientTokenFailure, PERMANENT_TOKEN_ERRORS } from './token-endpoint.predicates.js';
-export { OAuthFailure, type OAuthFailureCode } from './oauth.errors.js';
+export { OAuthFailure, type OAuthFailureCode, type OAuthFailureDetails } from './oauth.errors.js';
+export { getTokenRetryAfter } from './oauth-failure.mapper.js';
+export { escapeProviderValue, OAUTH_ERROR_CHARSET } from './oauth-secret.redaction.js';
+export { OAuthLogCode, type OAuthLogger } from './oauth-events.logger.js';
+export { defaultTokenPipeline, OAUTH_CORRELATION_ID } from './token-endpoint.pipeline.js';
 export {
-  defaultTokenPipeline,
-  OAuthClient,
+  CLIENT_AUTHENTICATION_METHODS,
+  type ClientAuthenticationMethod,
+  type ClientPrivateJwk,
   type CompletedLogin,
   type OAuthClientOptions,
   type OAuthEndpoints,
   type OAuthTokens,
   type StartedLogin,
-} from './oauth.client.js';
+  type TokenRequestOptions,
+} from './oauth-client.options.js';
+export { OAuthClient } from './oauth.client.js';

@@ -1,129 +1,39 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import * as oidc from 'openid-client';
-import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
+import type { JWTPayload } from 'jose';
 import {
-  getHttpRetryAfter,
-  isBrokenCircuitError,
-  isTimeoutRejectedError,
-  OptionsValidator,
-  ResiliencePipelineBuilder,
+  ResilienceProperties,
+  ResilienceValidationError,
   systemTimeProvider,
   type ResiliencePipeline,
   type TimeProvider,
 } from '../core/index.js';
+import { parseCallbackParameters } from './callback-parameters.validator.js';
+import { IdTokenVerifier } from './id-token.verifier.js';
+import { loadProviderConfiguration, mapDiscoveryFailure } from './provider-discovery.loader.js';
+import {
+  effectiveAuthenticationMethod,
+  validateOAuthClientOptions,
+  type CompletedLogin,
+  type OAuthClientOptions,
+  type OAuthTokens,
+  type StartedLogin,
+} from './oauth-client.options.js';
+import { OAuthEventLogger, OAuthLogCode } from './oauth-events.logger.js';
+import { failureClass, getTokenHttpStatus, getTokenRetryAfter, mapTokenFailure } from './oauth-failure.mapper.js';
+import { Redacted } from './oauth-secret.redaction.js';
 import { OAuthFailure } from './oauth.errors.js';
 import { InMemoryPendingAuthorizationStore, type PendingAuthorizationStore } from './pending-authorization.store.js';
 import { calculateCodeChallenge, generateCodeVerifier, generateOpaqueToken } from './pkce.helper.js';
+import { defaultTokenPipeline, OAUTH_CORRELATION_ID } from './token-endpoint.pipeline.js';
 import { getOAuthErrorCode, handleTransientTokenFailure } from './token-endpoint.predicates.js';
-
-/** @publicApi */
-export interface OAuthClientOptions {
-  /** The provider's issuer URL (its metadata is discovered from it, unless `endpoints` are given). */
-  issuer: string;
-  /** The provider's endpoints, when it offers no discovery document. */
-  endpoints?: OAuthEndpoints;
-  clientId: string;
-  /** For a confidential client (sent with HTTP Basic). Without it the client is public. */
-  clientSecret?: string;
-  /** The callback URL registered with the provider. */
-  redirectUri: string;
-  /** Default `['openid']`. */
-  scopes?: string[];
-  /** Only `S256` exists here: `plain` is refused at start-up (RFC 7636 §7.2, RFC 9700 §2.1.1). */
-  pkceMethod?: string;
-  /** Accept a provider that does not advertise S256 (it must still support it). Default false. */
-  allowProviderWithoutS256?: boolean;
-  /** How long a started login may wait for its callback, in ms. Default 600000 (10 minutes). */
-  pendingTtl?: number;
-  /** Allow an `http:` issuer (development and tests on loopback only). Default false. */
-  allowInsecureRequests?: boolean;
-  /** Replaces the discovered token endpoint (e.g. a gateway in front of the provider). */
-  tokenEndpoint?: string;
-  /** Discovery and token requests run through this pipeline. Default: `defaultTokenPipeline()`. */
-  pipeline?: ResiliencePipeline<unknown>;
-  /** Where pending logins wait. Default: in memory. */
-  pendingStore?: PendingAuthorizationStore;
-  timeProvider?: TimeProvider;
-}
-
-/** Endpoints given by hand instead of discovered. @publicApi */
-export interface OAuthEndpoints {
-  authorization: string;
-  token: string;
-  jwks: string;
-  userinfo?: string;
-  endSession?: string;
-  /** Whether the provider sends `iss` in authorization responses (RFC 9207). Default true. */
-  issuerInResponses?: boolean;
-}
-
-/** Tokens after a completed login or refresh. @publicApi */
-export interface OAuthTokens {
-  readonly accessToken: string;
-  readonly refreshToken: string | undefined;
-  readonly idToken: string | undefined;
-  /** Milliseconds since the epoch, when the provider said. */
-  readonly expiresAt: number | undefined;
-  readonly scope: string | undefined;
-}
-
-/** @publicApi */
-export interface StartedLogin {
-  /** Send the browser here. */
-  readonly authorizationUrl: string;
-  readonly state: string;
-  /** Set as an HttpOnly cookie: the callback must come back with it (the login is bound to this browser). */
-  readonly browserBinding: string;
-}
-
-/** @publicApi */
-export interface CompletedLogin {
-  readonly tokens: OAuthTokens;
-  /** The verified ID token's claims. */
-  readonly claims: JWTPayload;
-  /** The same-site path the login was started for. */
-  readonly returnTo: string;
-}
-
-const STATE_PATTERN = /^[A-Za-z0-9_-]{16,256}$/;
-const MAX_PARAMETER_LENGTH = 4_096;
-
-/**
- * The token pipeline by default: a 15 s total timeout, two retries of transient failures only
- * (network, timeout, 5xx, 429 with Retry-After — never `invalid_grant` and friends), a circuit breaker
- * that counts only those, and a 5 s timeout per attempt. Permanent answers never reach the breaker, so
- * garbage callbacks cannot open it.
- *
- * @publicApi
- */
-export function defaultTokenPipeline(timeProvider: TimeProvider = systemTimeProvider): ResiliencePipeline<unknown> {
-  return new ResiliencePipelineBuilder({ name: 'oauth-token', timeProvider })
-    .addTimeout(15_000)
-    .addRetry({
-      maxRetryAttempts: 2,
-      backoffType: 'exponential',
-      delay: 200,
-      useJitter: true,
-      maxDelay: 5_000,
-      shouldHandle: handleTransientTokenFailure,
-      retryAfter: ({ outcome }) => (outcome.ok ? undefined : getHttpRetryAfter(outcome.error, Date.now())),
-    })
-    .addCircuitBreaker({
-      kind: 'consecutive',
-      failureThreshold: 5,
-      breakDuration: 30_000,
-      shouldHandle: handleTransientTokenFailure,
-    })
-    .addTimeout({ timeout: 5_000, mode: 'aggressive' })
-    .build();
-}
 
 /**
  * An OAuth 2.0 / OpenID Connect client for the authorization-code flow with PKCE, hardened to RFC 9700:
  * S256 only, 256-bit state and nonce, state single-use and bound to the browser, `iss` checked (RFC 9207),
  * ID token signature and claims verified with `jose`, exactly one token request per state, refresh
  * single-flight per session. Protocol work is done by `openid-client`; every request to the provider runs
- * through a resilience pipeline.
+ * through a resilience pipeline; every event is logged with a stable code and a correlation id.
  *
  * @publicApi
  */
@@ -131,29 +41,82 @@ export class OAuthClient {
   private readonly pipeline: ResiliencePipeline<unknown>;
   private readonly store: PendingAuthorizationStore;
   private readonly time: TimeProvider;
+  private readonly events: OAuthEventLogger;
   private configuration: Promise<oidc.Configuration> | undefined;
-  private jwks: ReturnType<typeof createRemoteJWKSet> | undefined;
+  private readonly idTokens: IdTokenVerifier;
   private readonly refreshing = new Map<string, Promise<OAuthTokens>>();
+  private readonly ownPipeline: boolean;
 
   constructor(private readonly options: OAuthClientOptions) {
     validateOAuthClientOptions(options);
     this.time = options.timeProvider ?? systemTimeProvider;
-    this.pipeline = options.pipeline ?? defaultTokenPipeline(this.time);
+    this.events = new OAuthEventLogger(options.logger, this.time, options.logBurstWindow);
+    // The default pipeline reports every retried attempt (timeouts included); with a pipeline of the
+    // application's, attempts are reported as the callback sees them.
+    this.ownPipeline = options.pipeline === undefined;
+    this.pipeline =
+      options.pipeline ??
+      defaultTokenPipeline(options.tokenRequests, this.time, ({ error, attemptNumber, retryDelay, correlationId }) =>
+        this.logAttemptFailure(error, correlationId, attemptNumber, retryDelay),
+      );
     this.store = options.pendingStore ?? new InMemoryPendingAuthorizationStore(this.time);
+    this.idTokens = new IdTokenVerifier(options.clientId);
   }
 
-  /** The provider's metadata, discovered once (through the pipeline) and kept. */
-  discover(): Promise<oidc.Configuration> {
-    this.configuration ??= this.runDiscovery().catch((error: unknown) => {
-      this.configuration = undefined; // the next call tries again
+  /**
+   * Discovers the provider now and checks that it fits: its issuer, S256, the client authentication
+   * method. Meant for start-up; throws an error an operator can act on (with the details).
+   */
+  async init(): Promise<void> {
+    try {
+      await this.discover();
+    } catch (error) {
+      if (error instanceof OAuthFailure) {
+        const cause = (error as { cause?: unknown }).cause;
+        if (cause instanceof ResilienceValidationError) throw cause;
+        throw new OAuthFailure(error.code, error.status, `${error.message} ${error.detail ?? ''}`.trim());
+      }
       throw error;
-    });
+    }
+  }
+
+  /** The provider's metadata, discovered once (through the pipeline) and kept; a failure is tried again next time. */
+  discover(): Promise<oidc.Configuration> {
+    this.configuration ??= loadProviderConfiguration(this.options, this.pipeline).then(
+      (config) => {
+        this.events.event('log', OAuthLogCode.DiscoveryCompleted, 'provider metadata read', {
+          issuer: config.serverMetadata().issuer,
+          clientAuthentication: effectiveAuthenticationMethod(this.options),
+        });
+        return config;
+      },
+      (error: unknown) => {
+        this.configuration = undefined; // the next call tries again
+        const failure = mapDiscoveryFailure(error, this.options.issuer, this.time.now());
+        this.events.once('error', OAuthLogCode.DiscoveryFailed, `discovery:${failure.code}`, failure.message, {
+          code: failure.code,
+          detail: failure.detail,
+          issuer: this.options.issuer,
+        });
+        throw failure;
+      },
+    );
     return this.configuration;
   }
 
   /** Starts a login: the URL to send the browser to, and the binding to set as an HttpOnly cookie. */
-  async startLogin(options: { returnTo?: string } = {}): Promise<StartedLogin> {
-    const returnTo = safeReturnTo(options.returnTo);
+  async startLogin(options: { returnTo?: string; correlationId?: string } = {}): Promise<StartedLogin> {
+    const correlationId = options.correlationId ?? newCorrelationId();
+    let returnTo: string;
+    try {
+      returnTo = safeReturnTo(options.returnTo);
+    } catch (error) {
+      this.events.event('warn', OAuthLogCode.LoginRejected, 'login refused', {
+        reason: (error as OAuthFailure).code,
+        correlationId,
+      });
+      throw error;
+    }
     const config = await this.discover();
     const codeVerifier = generateCodeVerifier();
     const state = generateOpaqueToken();
@@ -169,6 +132,7 @@ export class OAuthClient {
         returnTo,
         browserBinding: digest(browserBinding),
         createdAt: this.time.now(),
+        correlationId,
       },
       this.options.pendingTtl ?? 600_000,
     );
@@ -180,7 +144,8 @@ export class OAuthClient {
       state,
       nonce,
     });
-    return { authorizationUrl: url.href, state, browserBinding };
+    this.events.event('log', OAuthLogCode.LoginStarted, 'login started', { correlationId, returnTo });
+    return { authorizationUrl: url.href, state, browserBinding, correlationId };
   }
 
   /**
@@ -191,41 +156,60 @@ export class OAuthClient {
   async completeLogin(callback: {
     query: string | URLSearchParams;
     browserBinding: string | undefined;
+    /** Names this callback in log lines until the login it belongs to is known (e.g. a request id). */
+    correlationId?: string;
   }): Promise<CompletedLogin> {
     const params = typeof callback.query === 'string' ? new URLSearchParams(callback.query) : callback.query;
-    for (const [name, value] of params) {
-      if (name.length > 64 || value.length > MAX_PARAMETER_LENGTH) {
-        throw new OAuthFailure('malformed_callback', 400, 'The callback carries an oversized parameter.');
+    let correlationId = callback.correlationId ?? newCorrelationId();
+    let parsed: ReturnType<typeof parseCallbackParameters>;
+    let pending: NonNullable<Awaited<ReturnType<PendingAuthorizationStore['take']>>> | undefined;
+    let config: oidc.Configuration;
+    try {
+      parsed = parseCallbackParameters(params);
+      pending = await this.store.take(parsed.state);
+      if (!pending) {
+        throw new OAuthFailure('unknown_state', 400, 'The login is unknown, expired or already completed.');
       }
+      correlationId = pending.correlationId ?? correlationId;
+      if (!callback.browserBinding || !sameDigest(digest(callback.browserBinding), pending.browserBinding)) {
+        throw new OAuthFailure('browser_mismatch', 400, 'The login was started in another browser.');
+      }
+      config = await this.discover();
+      if (parsed.iss !== null && parsed.iss !== pending.issuer) {
+        throw new OAuthFailure('issuer_mismatch', 400, 'The callback comes from another issuer.');
+      }
+      if (parsed.iss === null && config.serverMetadata().authorization_response_iss_parameter_supported) {
+        throw new OAuthFailure('missing_issuer', 400, 'The callback has no iss although the provider sends one.');
+      }
+      if (parsed.error !== null) {
+        this.events.event('warn', OAuthLogCode.ProviderError, 'the provider refused the login', {
+          correlationId,
+          error: parsed.error,
+          description: parsed.errorDescription,
+        });
+        throw new OAuthFailure(
+          'provider_error',
+          400,
+          `The provider refused the login (${parsed.error}).`,
+          parsed.error,
+          undefined,
+          { providerErrorDescription: parsed.errorDescription },
+        );
+      }
+      if (!parsed.code) throw new OAuthFailure('missing_code', 400, 'The callback has no code.');
+    } catch (error) {
+      if (error instanceof OAuthFailure && error.code !== 'discovery_failed' && error.code !== 'provider_mismatch') {
+        this.events.event('warn', OAuthLogCode.CallbackRejected, 'callback rejected', {
+          correlationId,
+          reason: error.code,
+          check: error.check,
+        });
+      }
+      throw error;
     }
-    const state = params.get('state');
-    if (!state) throw new OAuthFailure('missing_state', 400, 'The callback has no state.');
-    if (!STATE_PATTERN.test(state) || params.getAll('state').length > 1) {
-      throw new OAuthFailure('malformed_callback', 400, 'The callback state is malformed.');
-    }
-    const pending = await this.store.take(state);
-    if (!pending) throw new OAuthFailure('unknown_state', 400, 'The login is unknown, expired or already completed.');
-    if (!callback.browserBinding || !sameDigest(digest(callback.browserBinding), pending.browserBinding)) {
-      throw new OAuthFailure('browser_mismatch', 400, 'The login was started in another browser.');
-    }
-    const config = await this.discover();
-    const iss = params.get('iss');
-    if (iss !== null && iss !== pending.issuer)
-      throw new OAuthFailure('issuer_mismatch', 400, 'The callback comes from another issuer.');
-    if (iss === null && config.serverMetadata().authorization_response_iss_parameter_supported) {
-      throw new OAuthFailure('missing_issuer', 400, 'The callback has no iss although the provider sends one.');
-    }
-    const providerError = params.get('error');
-    if (providerError) {
-      throw new OAuthFailure(
-        'provider_error',
-        400,
-        `The provider refused the login (${sanitize(providerError)}).`,
-        sanitize(providerError),
-      );
-    }
-    if (!params.get('code')) throw new OAuthFailure('missing_code', 400, 'The callback has no code.');
 
+    const verifier = pending.codeVerifier;
+    const nonce = pending.nonce;
     const currentUrl = new URL(pending.redirectUri);
     currentUrl.search = params.toString();
     let ambiguous = false;
@@ -233,39 +217,51 @@ export class OAuthClient {
     try {
       // The response travels through the pipeline boxed, so telemetry never sees the tokens.
       const boxed = await this.pipeline.execute(
-        async () => {
+        async (context) => {
           try {
             return new Redacted(
               await oidc.authorizationCodeGrant(config, currentUrl, {
-                pkceCodeVerifier: pending.codeVerifier,
-                expectedState: state,
-                expectedNonce: pending.nonce,
+                pkceCodeVerifier: verifier,
+                expectedState: parsed.state,
+                expectedNonce: nonce,
                 idTokenExpected: true,
               }),
             );
           } catch (error) {
-            if (handleTransientTokenFailure({ outcome: { ok: false, error } })) ambiguous = true;
+            if (handleTransientTokenFailure({ outcome: { ok: false, error } })) {
+              ambiguous = true;
+              if (!this.ownPipeline) this.logAttemptFailure(error, correlationId, context.attemptNumber);
+            }
             throw error;
           }
         },
-        { operationKey: 'oauth.token' },
+        { operationKey: 'oauth.token', properties: correlated(correlationId) },
       );
       response = boxed.reveal();
     } catch (error) {
-      throw this.tokenFailure(error, ambiguous);
+      throw this.logTokenFailure(mapTokenFailure(error, ambiguous, this.time.now()), error, correlationId);
     }
-    const claims = await this.verifyIdToken(config, response.id_token, pending.nonce);
-    return { tokens: toTokens(response, this.time.now()), claims, returnTo: pending.returnTo ?? '/' };
+    let claims: JWTPayload;
+    try {
+      claims = await this.idTokens.verify(config, response.id_token, nonce);
+    } catch (error) {
+      throw this.logTokenFailure(error as OAuthFailure, error, correlationId);
+    }
+    const returnTo = pending.returnTo ?? '/';
+    this.events.event('log', OAuthLogCode.LoginCompleted, 'login completed', { correlationId, returnTo });
+    return { tokens: toTokens(response, this.time.now()), claims, returnTo, correlationId };
   }
 
   /**
    * Refreshes a session's tokens. Concurrent refreshes of one session share one request (the provider
    * rotates refresh tokens and revokes the chain on reuse). `invalid_grant` ends the session.
    */
-  refresh(sessionId: string, refreshToken: string): Promise<OAuthTokens> {
+  refresh(sessionId: string, refreshToken: string, options: { correlationId?: string } = {}): Promise<OAuthTokens> {
     let running = this.refreshing.get(sessionId);
     if (!running) {
-      running = this.runRefresh(refreshToken).finally(() => this.refreshing.delete(sessionId));
+      running = this.runRefresh(refreshToken, options.correlationId ?? newCorrelationId()).finally(() =>
+        this.refreshing.delete(sessionId),
+      );
       this.refreshing.set(sessionId, running);
     }
     return running;
@@ -279,85 +275,57 @@ export class OAuthClient {
     });
   }
 
-  /** The provider's end-session URL (RP-initiated logout), when it has one. */
-  async logoutUrl(options: { idTokenHint?: string; postLogoutRedirectUri?: string } = {}): Promise<string | undefined> {
+  /**
+   * The provider's end-session URL (RP-initiated logout), when it has one: `client_id` and the
+   * configured `post_logout_redirect_uri`, plus `logout_hint` when given. The ID token goes into the
+   * URL (`id_token_hint`) only when `logoutWithIdTokenHint` is set.
+   */
+  async logoutUrl(
+    options: { idToken?: string; logoutHint?: string; postLogoutRedirectUri?: string; correlationId?: string } = {},
+  ): Promise<string | undefined> {
     const config = await this.discover();
     if (!config.serverMetadata().end_session_endpoint) return undefined;
-    const params: Record<string, string> = {};
-    if (options.idTokenHint) params.id_token_hint = options.idTokenHint;
-    if (options.postLogoutRedirectUri) params.post_logout_redirect_uri = options.postLogoutRedirectUri;
+    const params: Record<string, string> = { client_id: this.options.clientId };
+    const postLogout = options.postLogoutRedirectUri ?? this.options.postLogoutRedirectUri;
+    if (postLogout) params.post_logout_redirect_uri = postLogout;
+    if (options.logoutHint) params.logout_hint = options.logoutHint;
+    if (this.options.logoutWithIdTokenHint && options.idToken) params.id_token_hint = options.idToken;
+    this.events.event('log', OAuthLogCode.LogoutStarted, 'logout at the provider', {
+      correlationId: options.correlationId,
+      idTokenHint: params.id_token_hint !== undefined,
+    });
     return oidc.buildEndSessionUrl(config, params).href;
   }
 
-  private async runDiscovery(): Promise<oidc.Configuration> {
-    const { issuer, clientId, clientSecret, allowInsecureRequests, endpoints } = this.options;
-    if (endpoints) {
-      const config = new oidc.Configuration(
-        {
-          issuer,
-          authorization_endpoint: endpoints.authorization,
-          token_endpoint: endpoints.token,
-          jwks_uri: endpoints.jwks,
-          userinfo_endpoint: endpoints.userinfo,
-          end_session_endpoint: endpoints.endSession,
-          code_challenge_methods_supported: ['S256'],
-          authorization_response_iss_parameter_supported: endpoints.issuerInResponses ?? true,
-        },
-        clientId,
-        undefined,
-        clientSecret ? oidc.ClientSecretBasic(clientSecret) : oidc.None(),
-      );
-      if (allowInsecureRequests) oidc.allowInsecureRequests(config);
-      return config;
-    }
-    const discovered = await this.pipeline
-      .execute(
-        () =>
-          oidc.discovery(
-            new URL(issuer),
-            clientId,
-            undefined,
-            clientSecret ? oidc.ClientSecretBasic(clientSecret) : oidc.None(),
-            allowInsecureRequests ? { execute: [oidc.allowInsecureRequests] } : undefined,
-          ),
-        { operationKey: 'oauth.discovery' },
-      )
-      .catch((error: unknown) => {
-        throw new OAuthFailure(
-          'discovery_failed',
-          503,
-          `The provider's metadata could not be read (${describe(error)}).`,
-        );
-      });
-    const metadata = discovered.serverMetadata();
-    if (!this.options.allowProviderWithoutS256 && !metadata.code_challenge_methods_supported?.includes('S256')) {
-      throw new OAuthFailure('discovery_failed', 503, 'The provider does not advertise PKCE with S256.');
-    }
-    if (!this.options.tokenEndpoint) return discovered;
-    // The metadata as plain data (without its helper methods), with the token endpoint replaced.
-    const plainMetadata = JSON.parse(JSON.stringify(metadata)) as oidc.ServerMetadata;
-    const config = new oidc.Configuration(
-      { ...plainMetadata, token_endpoint: this.options.tokenEndpoint },
-      clientId,
-      undefined,
-      clientSecret ? oidc.ClientSecretBasic(clientSecret) : oidc.None(),
-    );
-    if (allowInsecureRequests) oidc.allowInsecureRequests(config);
-    return config;
-  }
-
-  private async runRefresh(refreshToken: string): Promise<OAuthTokens> {
+  private async runRefresh(refreshToken: string, correlationId: string): Promise<OAuthTokens> {
     const config = await this.discover();
     try {
       const boxed = await this.pipeline.execute(
-        async () => new Redacted(await oidc.refreshTokenGrant(config, refreshToken)),
-        {
-          operationKey: 'oauth.refresh',
+        async (context) => {
+          try {
+            return new Redacted(await oidc.refreshTokenGrant(config, refreshToken));
+          } catch (error) {
+            if (!this.ownPipeline && handleTransientTokenFailure({ outcome: { ok: false, error } })) {
+              this.logAttemptFailure(error, correlationId, context.attemptNumber);
+            }
+            throw error;
+          }
         },
+        { operationKey: 'oauth.refresh', properties: correlated(correlationId) },
       );
-      return toTokens(boxed.reveal(), this.time.now(), refreshToken);
+      const response = boxed.reveal();
+      const tokens = toTokens(response, this.time.now(), refreshToken);
+      this.events.event('log', OAuthLogCode.RefreshRotated, 'tokens refreshed', {
+        correlationId,
+        rotated: response.refresh_token !== undefined && response.refresh_token !== refreshToken,
+      });
+      return tokens;
     } catch (error) {
       if (getOAuthErrorCode(error) === 'invalid_grant') {
+        this.events.event('log', OAuthLogCode.SessionEnded, 'the provider no longer accepts the refresh token', {
+          correlationId,
+          reason: 'invalid_grant',
+        });
         throw new OAuthFailure(
           'session_ended',
           401,
@@ -365,143 +333,70 @@ export class OAuthClient {
           'invalid_grant',
         );
       }
-      throw this.tokenFailure(error, false);
+      const failure = mapTokenFailure(error, false, this.time.now());
+      this.events.event('warn', OAuthLogCode.RefreshFailed, 'refresh failed', { correlationId, reason: failure.code });
+      throw this.logTokenFailure(failure, error, correlationId);
     }
   }
 
-  private async verifyIdToken(
-    config: oidc.Configuration,
-    idToken: string | undefined,
-    nonce: string,
-  ): Promise<JWTPayload> {
-    const metadata = config.serverMetadata();
-    if (!idToken || !metadata.jwks_uri)
-      throw new OAuthFailure('invalid_id_token', 502, 'The provider returned no verifiable ID token.');
-    this.jwks ??= createRemoteJWKSet(new URL(metadata.jwks_uri));
-    try {
-      const { payload } = await jwtVerify(idToken, this.jwks, {
-        issuer: metadata.issuer,
-        audience: this.options.clientId,
-      });
-      if (payload.nonce !== nonce) throw new Error('nonce mismatch');
-      return payload;
-    } catch (error) {
-      throw new OAuthFailure('invalid_id_token', 502, `The ID token did not verify (${describe(error)}).`);
+  private logAttemptFailure(
+    error: unknown,
+    correlationId: string | undefined,
+    attempt: number,
+    retryDelay?: number,
+  ): void {
+    this.events.event('warn', OAuthLogCode.TokenEndpointFailure, 'request to the provider failed', {
+      correlationId,
+      attempt,
+      retryInMs: retryDelay,
+      class: failureClass(error),
+      status: getTokenHttpStatus(error),
+      retryAfterMs: getTokenRetryAfter(error, this.time.now()),
+    });
+  }
+
+  /** Logs a failed exchange or refresh at its level, and gives the failure back. */
+  private logTokenFailure(failure: OAuthFailure, error: unknown, correlationId: string): OAuthFailure {
+    const fields = { correlationId, reason: failure.code, providerError: failure.providerError };
+    switch (failure.code) {
+      case 'invalid_client':
+        this.events.once(
+          'error',
+          OAuthLogCode.InvalidClient,
+          'invalid_client',
+          'the provider refused this client: fix its id, secret, key or authentication method',
+          {
+            ...fields,
+            clientAuthentication: effectiveAuthenticationMethod(this.options),
+            status: getTokenHttpStatus(error),
+          },
+        );
+        break;
+      case 'invalid_id_token':
+        this.events.event('warn', OAuthLogCode.IdTokenRejected, 'security: ID token rejected, no session', {
+          ...fields,
+          check: failure.check,
+        });
+        break;
+      case 'invalid_token_response':
+        this.events.event('warn', OAuthLogCode.TokenResponseInvalid, 'security: token response rejected, no session', {
+          ...fields,
+          check: failure.check,
+        });
+        break;
+      case 'token_endpoint_unavailable':
+      case 'discovery_failed':
+        this.events.event('warn', OAuthLogCode.TokenEndpointFailure, 'token request given up', {
+          ...fields,
+          class: failureClass(error),
+          retryAfterMs: failure.retryAfter,
+        });
+        break;
+      default:
+        this.events.event('warn', OAuthLogCode.TokenRequestRejected, 'token request refused', fields);
     }
+    return failure;
   }
-
-  private tokenFailure(error: unknown, ambiguous: boolean): OAuthFailure {
-    const code = getOAuthErrorCode(error);
-    if (code === 'invalid_grant') {
-      return ambiguous
-        ? new OAuthFailure(
-            'code_consumed',
-            400,
-            'The code was spent by an earlier attempt whose answer was lost: start the login again.',
-            code,
-          )
-        : new OAuthFailure(
-            'invalid_grant',
-            400,
-            'The provider refused the code (expired, replayed or not issued for this login).',
-            code,
-          );
-    }
-    if (code === 'invalid_client' || code === 'unauthorized_client') {
-      return new OAuthFailure(
-        'invalid_client',
-        502,
-        'The provider refused this client: check its configuration.',
-        code,
-      );
-    }
-    if (code !== undefined && !handleTransientTokenFailure({ outcome: { ok: false, error } })) {
-      return new OAuthFailure('token_request_rejected', 400, `The provider refused the token request (${code}).`, code);
-    }
-    if (isBrokenCircuitError(error)) {
-      return new OAuthFailure(
-        'token_endpoint_unavailable',
-        503,
-        'The provider is unavailable.',
-        undefined,
-        error.retryAfter,
-      );
-    }
-    const retryAfter =
-      getHttpRetryAfter(error, Date.now()) ?? getHttpRetryAfter((error as { cause?: unknown }).cause, Date.now());
-    const reason = isTimeoutRejectedError(error) ? 'timed out' : 'failed';
-    return new OAuthFailure(
-      'token_endpoint_unavailable',
-      503,
-      `The token request ${reason}; try again.`,
-      undefined,
-      retryAfter,
-    );
-  }
-}
-
-/**
- * Holds a token response while it travels through the pipeline, so telemetry listeners and loggers
- * that see outcomes never see tokens: it serialises and prints as `[redacted]`.
- *
- * @internal
- */
-export class Redacted<T> {
-  readonly #value: T;
-
-  constructor(value: T) {
-    this.#value = value;
-  }
-
-  reveal(): T {
-    return this.#value;
-  }
-
-  toJSON(): string {
-    return '[redacted]';
-  }
-
-  toString(): string {
-    return '[redacted]';
-  }
-
-  [Symbol.for('nodejs.util.inspect.custom')](): string {
-    return '[redacted]';
-  }
-}
-
-/** Checks the options; `plain` PKCE fails at start-up. @internal */
-export function validateOAuthClientOptions(o: OAuthClientOptions): void {
-  const v = new OptionsValidator('oauth');
-  v.required('issuer', o.issuer);
-  v.required('clientId', o.clientId);
-  v.required('redirectUri', o.redirectUri);
-  v.string('issuer', o.issuer)
-    .string('clientId', o.clientId)
-    .string('redirectUri', o.redirectUri)
-    .string('clientSecret', o.clientSecret);
-  if (o.pkceMethod !== undefined && o.pkceMethod !== 'S256') {
-    v.add('pkceMethod', o.pkceMethod, 'must be "S256": plain PKCE is refused (RFC 7636 §7.2, RFC 9700 §2.1.1)');
-  }
-  for (const [name, value] of [
-    ['issuer', o.issuer],
-    ['redirectUri', o.redirectUri],
-    ['tokenEndpoint', o.tokenEndpoint],
-    ['endpoints.authorization', o.endpoints?.authorization],
-    ['endpoints.token', o.endpoints?.token],
-    ['endpoints.jwks', o.endpoints?.jwks],
-  ] as const) {
-    if (typeof value !== 'string') continue;
-    try {
-      const url = new URL(value);
-      if (url.protocol !== 'https:' && !o.allowInsecureRequests)
-        v.add(name, value, 'must be https (or set allowInsecureRequests for loopback development)');
-    } catch {
-      v.add(name, value, 'must be an absolute URL');
-    }
-  }
-  v.duration('pendingTtl', o.pendingTtl, { min: 1_000 });
-  v.throwIfInvalid('Invalid OAuth client options');
 }
 
 /** A same-site path (`/…`, not `//…` nor a URL): anything else could redirect the user elsewhere. */
@@ -519,6 +414,14 @@ function safeReturnTo(returnTo: string | undefined): string {
   return returnTo;
 }
 
+function correlated(correlationId: string): ResilienceProperties {
+  return new ResilienceProperties().set(OAUTH_CORRELATION_ID, correlationId);
+}
+
+function newCorrelationId(): string {
+  return randomBytes(8).toString('hex');
+}
+
 function digest(value: string): string {
   return createHash('sha256').update(value).digest('base64url');
 }
@@ -527,14 +430,6 @@ function sameDigest(a: string, b: string): boolean {
   const x = Buffer.from(a);
   const y = Buffer.from(b);
   return x.length === y.length && timingSafeEqual(x, y);
-}
-
-function sanitize(value: string): string {
-  return value.replace(/[^\x20-\x7e]/g, '').slice(0, 100);
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 function toTokens(response: oidc.TokenEndpointResponse, now: number, previousRefreshToken?: string): OAuthTokens {

@@ -1,6 +1,6 @@
 import { ResilienceError } from '../core/index.js';
 
-/** Stable codes of the failures an OAuth callback or token call can end with. @publicApi */
+/** Stable codes of the failures an OAuth login, callback or token call can end with. @publicApi */
 export type OAuthFailureCode =
   | 'malformed_callback'
   | 'missing_state'
@@ -15,29 +15,50 @@ export type OAuthFailureCode =
   | 'invalid_client'
   | 'token_request_rejected'
   | 'invalid_id_token'
+  | 'invalid_token_response'
   | 'token_endpoint_unavailable'
   | 'invalid_return_to'
   | 'session_ended'
-  | 'discovery_failed';
+  | 'discovery_failed'
+  | 'provider_mismatch';
+
+/** What else an `OAuthFailure` may tell (none of it reaches a public answer body). @publicApi */
+export interface OAuthFailureDetails {
+  /** The ID-token or token-response check that failed (`aud`, `iss`, `exp`, `nonce`, `alg`, `signature`…). */
+  readonly check?: string;
+  /** For operators (logs, start-up errors): may name hosts; never a secret. */
+  readonly detail?: string;
+  /** The provider's `error_description`, when it is valid (RFC 6749 §4.1.2.1), HTML-escaped. */
+  readonly providerErrorDescription?: string;
+}
 
 /**
  * A rejected login, callback or token call: a stable `code`, the HTTP status to answer with, and — for
- * errors the provider returned — its OAuth `error`. Messages never contain the verifier, tokens or the
- * client secret.
+ * errors the provider returned — its OAuth `error` (validated against RFC 6749 §4.1.2.1 and
+ * HTML-escaped). Messages never contain the verifier, tokens, the client secret or internal hosts.
  *
  * @publicApi
  */
 export class OAuthFailure extends ResilienceError {
+  declare readonly detail: string | undefined;
+  readonly check: string | undefined;
+  readonly providerErrorDescription: string | undefined;
+
   constructor(
     readonly code: OAuthFailureCode,
     readonly status: number,
     message: string,
     /** The provider's `error` (RFC 6749 §4.1.2.1, §5.2), when it sent one. */
     readonly providerError?: string,
-    /** Milliseconds after which trying again may work (a 429 or 503 of the token endpoint). */
+    /** Milliseconds after which trying again may work (a 429 or 503 of the token endpoint, an open circuit). */
     readonly retryAfter?: number,
+    details: OAuthFailureDetails = {},
   ) {
     super(message);
+    this.check = details.check;
+    this.providerErrorDescription = details.providerErrorDescription;
+    // Not enumerable: it may name internal hosts and must not be serialised into an answer by accident.
+    Object.defineProperty(this, 'detail', { value: details.detail, enumerable: false });
   }
 }
 Object.defineProperty(OAuthFailure.prototype, 'name', { value: 'OAuthFailure', writable: true });

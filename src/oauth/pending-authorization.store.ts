@@ -18,6 +18,8 @@ export interface PendingAuthorization {
   readonly browserBinding: string;
   /** Milliseconds since the epoch. */
   readonly createdAt: number;
+  /** Names the login in log lines (not a secret). */
+  readonly correlationId?: string;
 }
 
 /**

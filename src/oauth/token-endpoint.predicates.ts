@@ -18,11 +18,22 @@ export const PERMANENT_TOKEN_ERRORS: ReadonlySet<string> = new Set([
   'access_denied',
 ]);
 
-/** The OAuth `error` code an error carries (openid-client's `ResponseBodyError.error`, or a body). @publicApi */
+/**
+ * The OAuth `error` code an error carries: openid-client's `ResponseBodyError.error`, the `error`
+ * parameter of a `WWW-Authenticate` challenge (a 401 to HTTP Basic, RFC 6749 §5.2), or a body.
+ *
+ * @publicApi
+ */
 export function getOAuthErrorCode(error: unknown): string | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
   const e = error as { error?: unknown; code?: unknown; cause?: unknown; response?: { data?: { error?: unknown } } };
-  for (const candidate of [e.error, e.response?.data?.error, (e.cause as { error?: unknown } | undefined)?.error]) {
+  const challenges = Array.isArray(e.cause) ? (e.cause as { parameters?: { error?: unknown } }[]) : [];
+  for (const candidate of [
+    e.error,
+    e.response?.data?.error,
+    (e.cause as { error?: unknown } | undefined)?.error,
+    ...challenges.map((c) => c?.parameters?.error),
+  ]) {
     if (typeof candidate === 'string' && /^[a-z_]+$/.test(candidate)) return candidate;
   }
   return undefined;

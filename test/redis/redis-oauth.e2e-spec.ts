@@ -1,4 +1,9 @@
+import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import request from 'supertest';
+import type { App } from 'supertest/types.js';
 import type { Redis } from 'ioredis';
 import { OAuthClient } from '../../src/oauth/index.js';
 import { RedisPendingAuthorizationStore } from '../../src/redis/index.js';
@@ -64,7 +69,12 @@ describe('OAuthModule with the Redis store', () => {
         ResilienceModule.forRoot({
           store: { redis: { url: process.env.REDIS_URL, keyPrefix: uniquePrefix('oauth-module') } },
         }),
-        OAuthModule.register({ issuer: 'https://idp.example', clientId: 'c', redirectUri: 'https://app.example/cb' }),
+        OAuthModule.register({
+          issuer: 'https://idp.example',
+          clientId: 'c',
+          redirectUri: 'https://app.example/cb',
+          deferDiscovery: true,
+        }),
       ],
     }).compile();
     const app = moduleRef.createNestApplication({ logger: false });
@@ -75,5 +85,77 @@ describe('OAuthModule with the Redis store', () => {
     } finally {
       await app.close();
     }
+  });
+});
+
+describe('sample app with REDIS_URL', () => {
+  const idp = new TestIdentityProvider('http://127.0.0.1:59996/auth/callback');
+  const apps: INestApplication<App>[] = [];
+  let inspector: Redis;
+
+  beforeAll(async () => {
+    await idp.start();
+    inspector = redisClient();
+    await ready(inspector);
+  });
+
+  afterAll(async () => {
+    await Promise.all(apps.map((a) => a.close()));
+    await inspector.quit();
+    await idp.stop();
+  });
+
+  async function sampleInstance(keyPrefix: string): Promise<INestApplication<App>> {
+    const { AppModule } = await import('../../sample-app/app.module.js');
+    const { oauthConfigFromEnv, SAMPLE_OAUTH_CONFIG } = await import('../../sample-app/config/oauth.config.js');
+    const { SAMPLE_CONFIG, sampleConfigFromEnv } = await import('../../sample-app/config/sample.config.js');
+    const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
+      .overrideProvider(SAMPLE_CONFIG)
+      .useValue(sampleConfigFromEnv({}))
+      .overrideProvider(SAMPLE_OAUTH_CONFIG)
+      .useValue(
+        oauthConfigFromEnv({
+          OIDC_ISSUER: idp.issuer,
+          OIDC_CLIENT_ID: idp.clientId,
+          OIDC_CLIENT_SECRET: idp.clientSecret,
+          OIDC_REDIRECT_URI: idp.redirectUri,
+          OIDC_ALLOW_HTTP: 'true',
+          OIDC_TOKEN_ENDPOINT: idp.gatewayUrl,
+          REDIS_URL: process.env.REDIS_URL!,
+          REDIS_KEY_PREFIX: keyPrefix,
+        }),
+      )
+      .compile();
+    const app = moduleRef.createNestApplication<INestApplication<App>>({ logger: false });
+    await app.init();
+    apps.push(app);
+    return app;
+  }
+
+  it('keeps the circuit store and the pending logins in Redis: a login started on one instance completes on another', async () => {
+    const keyPrefix = uniquePrefix('sample');
+    const [a, b] = [await sampleInstance(keyPrefix), await sampleInstance(keyPrefix)];
+    const { OAuthClientService } = await import('../../src/nest/oauth/index.js');
+    for (const app of [a, b]) {
+      const service: unknown = app.get(OAuthClientService);
+      expect((service as { store: unknown }).store).toBeInstanceOf(RedisPendingAuthorizationStore);
+    }
+    const login = await request(a.getHttpServer()).get('/auth/login').expect(302);
+    const binding = (login.headers['set-cookie'] as unknown as string[])[0].split(';')[0];
+    const state = new URL(login.headers.location).searchParams.get('state')!;
+    expect(await inspector.exists(`${keyPrefix}:oauth:pending:${state}`)).toBe(1);
+    const query = await idp.authorize(login.headers.location, 'linus');
+    const before = idp.tokenRequests;
+    const callback = await request(b.getHttpServer())
+      .get(`/auth/callback?${query.toString()}`)
+      .set('Cookie', binding)
+      .expect(303);
+    expect(idp.tokenRequests - before).toBe(1);
+    expect(await inspector.exists(`${keyPrefix}:oauth:pending:${state}`)).toBe(0);
+    // The same callback on the first instance: the login is spent everywhere.
+    await request(a.getHttpServer()).get(`/auth/callback?${query.toString()}`).set('Cookie', binding).expect(400);
+    const session = (callback.headers['set-cookie'] as unknown as string[]).find((c) => c.startsWith('nr_session='))!;
+    const me = await request(b.getHttpServer()).get('/auth/me').set('Cookie', session.split(';')[0]).expect(200);
+    expect(me.text).toContain('<strong id="user">linus</strong>');
   });
 });

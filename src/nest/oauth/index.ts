@@ -1,8 +1,14 @@
 export {
   OAUTH_BINDING_COOKIE,
   OAuthClientService,
-  OAuthExceptionFilter,
   OAuthModule,
   type OAuthModuleAsyncOptions,
   type OAuthModuleOptions,
 } from './oauth.module.js';
+export { OAuthExceptionFilter } from './oauth-exception.filter.js';
+export {
+  OAUTH_RESPONSE_HEADERS,
+  OAuthResponseHeaders,
+  setOAuthResponseHeaders,
+  type HeaderSink,
+} from './oauth-response.headers.js';

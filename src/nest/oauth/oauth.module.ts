@@ -1,35 +1,35 @@
 import {
-  Catch,
-  HttpStatus,
   Inject,
   Injectable,
+  Logger,
   Module,
   Optional,
-  type ArgumentsHost,
   type DynamicModule,
-  type ExceptionFilter,
   type FactoryProvider,
   type ModuleMetadata,
+  type OnModuleInit,
 } from '@nestjs/common';
-import { APP_FILTER, HttpAdapterHost } from '@nestjs/core';
+import { APP_FILTER } from '@nestjs/core';
 import { ResiliencePipelineRegistry } from '../../core/index.js';
-import {
-  OAuthClient,
-  OAuthFailure,
-  type OAuthClientOptions,
-  type PendingAuthorizationStore,
-} from '../../oauth/index.js';
+import { OAuthClient, type OAuthClientOptions, type PendingAuthorizationStore } from '../../oauth/index.js';
 import { RESILIENCE_STORE_HANDLE, type ResilienceStoreHandle } from '../resilience-store.factory.js';
+import { OAuthExceptionFilter } from './oauth-exception.filter.js';
 
 /** @publicApi */
 export interface OAuthModuleOptions extends Omit<OAuthClientOptions, 'pipeline' | 'pendingStore'> {
-  /** A registry pipeline for discovery and token requests, by name. Default: `defaultTokenPipeline()`. */
+  /** A registry pipeline for discovery and token requests, by name. Default: `defaultTokenPipeline(tokenRequests)`. */
   pipeline?: string;
   /**
    * Where pending logins wait. Default: Redis when `ResilienceModule` uses the Redis store (a login
    * started on one instance completes on another), else memory.
    */
   pendingStore?: PendingAuthorizationStore;
+  /**
+   * Discover the provider on the first login instead of at start-up. By default discovery runs when the
+   * module starts, and a provider that does not fit (wrong issuer, no S256, an unsupported client
+   * authentication method) or cannot be reached fails the start.
+   */
+  deferDiscovery?: boolean;
 }
 
 /** @publicApi */
@@ -45,45 +45,33 @@ const OAUTH_OPTIONS = Symbol('nest-resilience:oauth-options');
 
 /**
  * `OAuthClient` as a Nest provider: its pipeline from the `ResiliencePipelineRegistry`, its pending store
- * on the module's Redis connection when there is one.
+ * on the module's Redis connection when there is one, its events on Nest's `Logger` (context `OAuth`),
+ * and discovery at start-up unless deferred.
  *
  * @publicApi
  */
 @Injectable()
-export class OAuthClientService extends OAuthClient {
+export class OAuthClientService extends OAuthClient implements OnModuleInit {
+  private readonly deferDiscovery: boolean;
+
   constructor(
     @Inject(OAUTH_OPTIONS) options: OAuthModuleOptions,
     @Inject(ResiliencePipelineRegistry) registry: ResiliencePipelineRegistry,
     @Optional() @Inject(RESILIENCE_STORE_HANDLE) storeHandle?: ResilienceStoreHandle,
   ) {
-    const { pipeline, pendingStore, ...clientOptions } = options;
+    const { pipeline, pendingStore, deferDiscovery, ...clientOptions } = options;
     super({
       ...clientOptions,
+      logger: clientOptions.logger ?? new Logger('OAuth'),
       timeProvider: clientOptions.timeProvider ?? registry.timeProvider,
       pipeline: pipeline === undefined ? undefined : registry.getPipeline(pipeline),
       pendingStore: pendingStore ?? storeHandle?.pendingAuthorizationStore?.(),
     });
+    this.deferDiscovery = deferDiscovery === true;
   }
-}
 
-/**
- * Answers `OAuthFailure`s with their 4xx/5xx status and stable code, never with details that could leak
- * secrets; everything else goes on to the next filter.
- *
- * @publicApi
- */
-@Catch(OAuthFailure)
-export class OAuthExceptionFilter implements ExceptionFilter {
-  constructor(private readonly adapterHost: HttpAdapterHost) {}
-
-  catch(exception: OAuthFailure, host: ArgumentsHost): void {
-    const adapter = this.adapterHost.httpAdapter;
-    const response = host.switchToHttp().getResponse<unknown>();
-    if (exception.retryAfter !== undefined) {
-      adapter.setHeader(response, 'Retry-After', String(Math.max(1, Math.ceil(exception.retryAfter / 1_000))));
-    }
-    const status = exception.status || HttpStatus.BAD_REQUEST;
-    adapter.reply(response, { statusCode: status, error: exception.code, message: exception.message }, status);
+  async onModuleInit(): Promise<void> {
+    if (!this.deferDiscovery) await this.init();
   }
 }
 
