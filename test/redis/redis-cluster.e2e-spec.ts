@@ -108,6 +108,8 @@ describe('the Redis store on a Redis Cluster', () => {
               issuer: 'https://idp.example',
               clientId: 'c',
               redirectUri: 'https://app.example/cb',
+              // No provider is reachable here: the pending logins are what this test is about.
+              deferDiscovery: true,
             }),
           ],
           providers: [Api],

@@ -178,19 +178,20 @@ describe('RPC handlers in a pure microservice app with ResilienceModule', () => 
     await expect(call(c, 'rejections.open')).resolves.toEqual({
       status: 503,
       error: 'Service Unavailable',
-      message: 'The circuit is open.',
+      // The public message, not the error's own (which may name a circuit key or an address).
+      message: 'A circuit is open.',
       retryAfter: 2_500,
     });
     await expect(call(c, 'rejections.limited')).resolves.toEqual({
       status: 429,
       error: 'Too Many Requests',
-      message: 'Too many quotes.',
+      message: 'A rate limit is reached.',
       retryAfter: 1_201,
     });
     await expect(call(c, 'rejections.slow')).resolves.toEqual({
       status: 504,
       error: 'Gateway Timeout',
-      message: 'The operation did not complete within the 100 ms timeout.',
+      message: 'The operation did not answer in time.',
       retryAfter: null,
     });
     expect(logger.errors.join('\n')).not.toMatch(/isHeadersSent|TypeError/);
