@@ -10,7 +10,8 @@ import { allScenarios } from './scenarios.bench.js';
 
 /**
  * `npm run bench [-- <filter>] [-- --update-readme] [-- --sweeps=N] [-- --json=FILE] [-- --compare=FILE]
- * [-- --cpu-prof-dir=DIR]`.
+ * [-- --before=DIR] [-- --cpu-prof-dir=DIR]`. `--before` names the `dist/bench` folder of another build
+ * (say, of the main branch): its nest-resilience cases run in the same sweeps, as "nest-resilience (before)".
  *
  * Every (scenario, library) runs in its own fresh process, so no JIT or GC state leaks from one case into
  * the next. A sweep runs every case once; sweeps rotate the order of scenarios and of the cases within
@@ -26,6 +27,8 @@ interface Unit {
   readonly key: string;
   readonly scenario: BenchScenario;
   readonly caseName: string;
+  /** The worker script: this build's, or another build's for `--before`. */
+  readonly worker: string;
 }
 
 interface Row {
@@ -45,6 +48,7 @@ interface Target {
 }
 
 const OURS = 'nest-resilience';
+const BEFORE = 'nest-resilience (before)';
 const TARGETS: readonly Target[] = [
   { scenario: 'timeout-aggressive', vs: 'opossum (breaker + timeout)', max: 0.6 },
   { scenario: 'timeout-cooperative', vs: 'opossum (breaker + timeout)', max: 0.6 },
@@ -77,7 +81,7 @@ async function runUnit(unit: Unit, profileDir: string | undefined): Promise<Case
     : NODE_FLAGS;
   const { stdout } = await execFileAsync(
     process.execPath,
-    [...flags, WORKER, unit.scenario.id, unit.caseName, JSON.stringify(MEASURE)],
+    [...flags, unit.worker, unit.scenario.id, unit.caseName, JSON.stringify(MEASURE)],
     { maxBuffer: 1024 * 1024 },
   );
   const sample = JSON.parse(stdout.trim().split('\n').pop()!) as { rounds: number[]; bytesPerCall: number | null };
@@ -91,9 +95,9 @@ function formatTime(ns: number): string {
   return `${(ns / 1_000_000).toFixed(2)} ms`;
 }
 
-function formatTable(rows: readonly Row[], before: Map<string, number> | undefined): string {
+function formatTable(rows: readonly Row[], before: Map<string, { ns: number; bytes: number }> | undefined): string {
   const head = ['scenario', 'library', 'time', '±', '× bare', 'bytes/call', 'bytes over bare'];
-  if (before) head.push('vs before');
+  if (before) head.push('time vs before', 'bytes vs before');
   const lines = [
     `| ${head.join(' | ')} |`,
     `| --- | --- | ${head
@@ -113,8 +117,8 @@ function formatTable(rows: readonly Row[], before: Map<string, number> | undefin
       bare && !Number.isNaN(r.bytesPerCall) ? Math.max(0, r.bytesPerCall - bare.bytesPerCall).toFixed(0) : 'n/a',
     ];
     if (before) {
-      const old = before.get(`${r.scenario.id}/${r.caseName}`);
-      cells.push(old ? `${(r.ns / old).toFixed(2)}×` : 'n/a');
+      const old = r.caseName === BEFORE ? undefined : before.get(`${r.scenario.id}/${r.caseName}`);
+      cells.push(old ? `${(r.ns / old.ns).toFixed(2)}×` : '', old ? `${(r.bytesPerCall - old.bytes).toFixed(0)}` : '');
     }
     lines.push(`| ${cells.join(' | ')} |`);
   }
@@ -151,6 +155,7 @@ async function main(): Promise<void> {
   const jsonFile = option(args, 'json');
   const compareFile = option(args, 'compare');
   const profileDir = option(args, 'cpu-prof-dir');
+  const beforeDir = option(args, 'before');
 
   const scenarios = allScenarios().filter((s) => !filter || s.id.includes(filter) || s.title.includes(filter));
   const units = new Map<string, Unit>();
@@ -159,9 +164,14 @@ async function main(): Promise<void> {
     for (const c of scenario.cases) {
       const key = c.shareKey ?? `${scenario.id}/${c.name}`;
       if (units.has(key)) continue;
-      const unit = { key, scenario, caseName: c.name };
+      const unit = { key, scenario, caseName: c.name, worker: WORKER };
       units.set(key, unit);
       own.push(unit);
+      if (beforeDir && c.name === OURS) {
+        const before = { key: `${key} (before)`, scenario, caseName: c.name, worker: `${beforeDir}/worker.bench.js` };
+        units.set(before.key, before);
+        own.push(before);
+      }
     }
     return own;
   });
@@ -184,8 +194,13 @@ async function main(): Promise<void> {
 
   const rows: Row[] = [];
   for (const scenario of scenarios) {
-    for (const c of scenario.cases) {
-      const unitSamples = samples.get(c.shareKey ?? `${scenario.id}/${c.name}`) ?? [];
+    const shown = scenario.cases.flatMap((c) => {
+      const key = c.shareKey ?? `${scenario.id}/${c.name}`;
+      const row = { key, name: c.name };
+      return beforeDir && c.name === OURS ? [row, { key: `${key} (before)`, name: BEFORE }] : [row];
+    });
+    for (const c of shown) {
+      const unitSamples = samples.get(c.key) ?? [];
       const rounds = unitSamples.flatMap((s) => s.rounds).sort((a, b) => a - b);
       const ns = median(rounds);
       const q = (p: number): number => rounds[Math.min(rounds.length - 1, Math.floor(p * rounds.length))];
@@ -210,11 +225,22 @@ async function main(): Promise<void> {
   }
   const before = compareFile
     ? new Map(
-        (JSON.parse(readFileSync(compareFile, 'utf8')) as { scenario: string; name: string; ns: number }[]).map(
-          (r) => [`${r.scenario}/${r.name}`, r.ns] as const,
-        ),
+        (
+          JSON.parse(readFileSync(compareFile, 'utf8')) as {
+            scenario: string;
+            name: string;
+            ns: number;
+            bytesPerCall: number | null;
+          }[]
+        ).map((r) => [`${r.scenario}/${r.name}`, { ns: r.ns, bytes: r.bytesPerCall ?? NaN }] as const),
       )
-    : undefined;
+    : beforeDir
+      ? new Map(
+          rows
+            .filter((r) => r.caseName === BEFORE)
+            .map((r) => [`${r.scenario.id}/${OURS}`, { ns: r.ns, bytes: r.bytesPerCall }] as const),
+        )
+      : undefined;
 
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   const load = os
@@ -224,7 +250,10 @@ async function main(): Promise<void> {
   const header =
     `Node ${process.version}, ${os.cpus().length} × ${cpu}, ${os.platform()} ${os.arch()}; ` +
     `${sweeps} sweeps × ${MEASURE.rounds} rounds per case, one process per case and sweep; load average at the end ${load}`;
-  const table = formatTable(rows, undefined);
+  const table = formatTable(
+    rows.filter((r) => r.caseName !== BEFORE),
+    undefined,
+  );
   const targets = formatTargets(rows);
   console.log(`${header}\n\n${before ? formatTable(rows, before) : table}\n\nTargets:\n\n${targets}`);
   if (updateReadme && !filter) {
