@@ -69,7 +69,7 @@ export async function measureCase(
   return { rounds: samples, bytesPerCall: (await bytesPerRun(run)) / callsPerRun };
 }
 
-/** Heap growth per run with no collection in between: the median of three windows that saw no GC. */
+/** Heap growth per run with no collection in between: the smallest of three windows that saw no GC. */
 async function bytesPerRun(run: BenchRun): Promise<number> {
   if (!gc) return NaN;
   let collections = 0;
@@ -96,7 +96,8 @@ async function bytesPerRun(run: BenchRun): Promise<number> {
       await settleObserver();
       if (collections === seen && grown >= 0) samples.push(grown / iterations);
     }
-    return samples.length > 0 ? median(samples) : NaN;
+    // Noise only adds bytes (feedback vectors, code, the odd lazy structure): the smallest window is the truest.
+    return samples.length > 0 ? Math.min(...samples) : NaN;
   } finally {
     observer.disconnect();
   }
