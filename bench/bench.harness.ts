@@ -69,7 +69,7 @@ export async function measureCase(
   return { rounds: samples, bytesPerCall: (await bytesPerRun(run)) / callsPerRun };
 }
 
-/** Heap growth per run with no collection in between: the smallest of three windows that saw no GC. */
+/** Heap growth per run with no collection in between: the smallest of five windows that saw no GC. */
 async function bytesPerRun(run: BenchRun): Promise<number> {
   if (!gc) return NaN;
   let collections = 0;
@@ -86,7 +86,7 @@ async function bytesPerRun(run: BenchRun): Promise<number> {
     const probe = Math.max(64, process.memoryUsage().heapUsed - before);
     const iterations = Math.max(1, Math.min(20_000, Math.floor(WINDOW_BYTES / probe)));
     const samples: number[] = [];
-    for (let attempt = 0; attempt < 8 && samples.length < 3; attempt++) {
+    for (let attempt = 0; attempt < 10 && samples.length < 5; attempt++) {
       gc();
       await settleObserver();
       const seen = collections;
