@@ -10,6 +10,7 @@ import {
 } from '../resilience.errors.js';
 import type { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
 import type { TimeProvider } from '../time/time.provider.js';
+import type { InlineStrategy } from '../inline-strategy.interface.js';
 import { RetryBudget } from './retry.budget.js';
 import { clampDelay, computeBackoffDelay, type BackoffOptions, type BackoffState } from './backoff.helper.js';
 import { DEFAULT_RETRY_BACKOFF_TYPE, DEFAULT_RETRY_DELAY, DEFAULT_RETRY_MAX_ATTEMPTS } from './retry.constants.js';
@@ -24,7 +25,7 @@ const STATELESS_BACKOFF: BackoffState = Object.freeze({ previous: 0 });
  *
  * @internal
  */
-export class RetryStrategy<T> implements ResilienceStrategy<T> {
+export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T> {
   private readonly maxRetryAttempts: number;
   private readonly backoff: BackoffOptions;
   private readonly shouldHandle: NonNullable<RetryStrategyOptions<T>['shouldHandle']>;
@@ -62,11 +63,28 @@ export class RetryStrategy<T> implements ResilienceStrategy<T> {
   }
 
   execute(next: StrategyNext<T>, context: ResilienceContext): Promise<T> {
+    const state = this.inlineEnter(context, next);
+    if (state !== undefined) return state;
+    // Fast path: a first attempt that succeeds, with the default predicate, adds one promise hop and nothing else.
+    return this.inlineResume(undefined, next, context, next(context));
+  }
+
+  /** @internal Runs the loop at once when attempts are timed or reported; otherwise the first attempt runs inline. */
+  inlineEnter(context: ResilienceContext, next: StrategyNext<T>): Promise<T> | undefined {
     this.budget?.recordCall();
     if (this.telemetry.enabled || this.options.onRetry) return this.loop(next, context, undefined);
     context.attemptNumber = 0;
-    // Fast path: a first attempt that succeeds, with the default predicate, adds one promise hop and nothing else.
-    return next(context).then(
+    return undefined;
+  }
+
+  /** @internal A value ends the call unless a predicate may want to retry it. */
+  inlineExitValue(): boolean {
+    return !this.handlesResults;
+  }
+
+  /** @internal The first attempt settled: retry it if it failed (or if its value is to be judged). */
+  inlineResume(_state: unknown, next: StrategyNext<T>, context: ResilienceContext, first: Promise<T>): Promise<T> {
+    return first.then(
       this.handlesResults ? (value) => this.loop(next, context, outcomeFromValue(value)) : undefined,
       (error) => this.loop(next, context, outcomeFromError(error)),
     );

@@ -1,5 +1,6 @@
 import { LinkedCancellationScope, type CancellationScope } from '../context/cancellation.scope.js';
 import type { ResilienceContext } from '../context/resilience.context.js';
+import type { InlineStrategy } from '../inline-strategy.interface.js';
 import type { ResilienceStrategy, StrategyBuilderContext, StrategyNext } from '../resilience-strategy.interface.js';
 import { isCancellationError, TimeoutRejectedError } from '../resilience.errors.js';
 import type { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
@@ -21,7 +22,7 @@ import { DEFAULT_TIMEOUT, type TimeoutStrategyOptions } from './timeout.options.
  *
  * @internal
  */
-export class TimeoutStrategy<T> implements ResilienceStrategy<T> {
+export class TimeoutStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T> {
   private readonly timeout: number;
   private readonly deadlines: DeadlineQueue;
   private readonly telemetry: StrategyTelemetry;
@@ -55,6 +56,36 @@ export class TimeoutStrategy<T> implements ResilienceStrategy<T> {
       : this.runCooperative(next, context, this.timeout);
   }
 
+  /**
+   * @internal A fixed cooperative timeout runs inline: its call is entered here and released on exit. An
+   * aggressive timeout (it settles the call itself, early) and a generated one take the call whole.
+   */
+  inlineEnter(context: ResilienceContext, next: StrategyNext<T>): unknown {
+    if (this.options.timeoutGenerator) return this.execute(next, context);
+    return this.aggressive ? this.enterAggressive(context, next) : this.enterCooperative(context, this.timeout);
+  }
+
+  /** @internal An aggressive call settles on its own (early, at the deadline): the run continues from its promise. */
+  inlineResult(call: unknown): Promise<T> | undefined {
+    return call instanceof AggressiveCall ? (call.promise as Promise<T>) : undefined;
+  }
+
+  /** @internal */
+  inlineExitValue(call: unknown): boolean {
+    if (call instanceof AggressiveCall) (call as AggressiveCall<T>).finish();
+    else (call as CooperativeCall<T>).release();
+    return true;
+  }
+
+  /** @internal */
+  inlineResume(call: unknown, _next: StrategyNext<T>, _context: ResilienceContext, inner: Promise<T>): Promise<T> {
+    if (!(call instanceof AggressiveCall)) return this.afterCooperative(call as CooperativeCall<T>, inner);
+    return inner.then(undefined, (error: unknown) => {
+      (call as AggressiveCall<T>).finish();
+      throw error;
+    });
+  }
+
   private run(next: StrategyNext<T>, context: ResilienceContext, timeout: number): Promise<T> {
     if (!(timeout > 0)) return next(context);
     timeout = Math.min(timeout, MAX_TIMER_DELAY);
@@ -62,11 +93,21 @@ export class TimeoutStrategy<T> implements ResilienceStrategy<T> {
   }
 
   private runCooperative(next: StrategyNext<T>, context: ResilienceContext, timeout: number): Promise<T> {
+    const call = this.enterCooperative(context, timeout);
+    return this.afterCooperative(call, next(context));
+  }
+
+  /** Queues the call's deadline and puts the inner pipeline under its scope. */
+  private enterCooperative(context: ResilienceContext, timeout: number): CooperativeCall<T> {
     const call = new CooperativeCall<T>(this, context, timeout);
     const deadline = this.deadlines.add(call, timeout);
     context._scope = call;
     if (deadline < context._deadline) context._deadline = deadline;
-    return next(context).then(
+    return call;
+  }
+
+  private afterCooperative(call: CooperativeCall<T>, inner: Promise<T>): Promise<T> {
+    return inner.then(
       (value) => {
         call.release();
         return value;
@@ -90,6 +131,24 @@ export class TimeoutStrategy<T> implements ResilienceStrategy<T> {
       (error: unknown) => call.failed(error),
     );
     return promise;
+  }
+
+  /**
+   * An aggressive call inside an inline run: the callback's outcome settles the call's promise directly
+   * (no closures); the run's exit does the bookkeeping that `fulfilled`/`failed` do otherwise.
+   */
+  private enterAggressive(context: ResilienceContext, next: StrategyNext<T>): AggressiveCall<T> {
+    const call = new AggressiveCall<T>(this, context, this.timeout);
+    const inner = context._fork(call);
+    const deadline = this.deadlines.add(call, this.timeout);
+    if (deadline < inner._deadline) inner._deadline = deadline;
+    call.promise = new Promise<T>(captureSettlers);
+    call.resolve = settlers.resolve as (value: T) => void;
+    call.reject = settlers.reject!;
+    call.inner = inner;
+    // After the deadline, a late outcome meets a settled promise and is discarded (and thereby handled).
+    next(inner).then(call.resolve, call.reject);
+    return call;
   }
 
   /** @internal Takes a call's deadline out of the queue. */
@@ -175,6 +234,8 @@ class AggressiveCall<T> extends TimedCall<T> {
   resolve!: (value: T) => void;
   reject!: (reason: unknown) => void;
   inner!: ResilienceContext;
+  /** The call's own promise when it runs inside an inline run. */
+  promise: Promise<T> | undefined = undefined;
   private settled = false;
 
   constructor(strategy: TimeoutStrategy<T>, context: ResilienceContext, timeout: number) {
@@ -198,7 +259,8 @@ class AggressiveCall<T> extends TimedCall<T> {
     if (this.finish()) this.reject(error);
   }
 
-  private finish(): boolean {
+  /** Releases the deadline and keeps the inner properties, once, if the call ended before its deadline. */
+  finish(): boolean {
     if (this.settled) return false;
     this.settled = true;
     this.strategy.release(this);

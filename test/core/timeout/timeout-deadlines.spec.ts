@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { ResiliencePipelineBuilder, TimeoutRejectedError, type TimeoutMode } from '../../src/index.js';
-import { FakeTimeProvider } from '../../src/testing/index.js';
+import { ResiliencePipelineBuilder, TimeoutRejectedError, type TimeoutMode } from '../../../src/index.js';
+import { FakeTimeProvider } from '../../../src/testing/index.js';
 
 const TIMEOUT = 100;
 
