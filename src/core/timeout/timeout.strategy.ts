@@ -247,7 +247,9 @@ class AggressiveCall<T> extends TimedCall<T> {
     const reason = timeoutReason(this.timeout);
     this.abort(reason);
     this.dispose();
-    this.strategy.rejected(this.context, this.timeout, reason).then(this.resolve, this.reject);
+    // Resolving with the rejection locks the call's promise now: a value arriving while onTimeout runs is
+    // discarded (inside an inline run the callback's outcome reaches the resolvers directly).
+    (this.resolve as (value: Promise<never>) => void)(this.strategy.rejected(this.context, this.timeout, reason));
   }
 
   fulfilled(value: T): void {

@@ -208,3 +208,34 @@ describe('timeout generator', () => {
     expect(time.pendingTimerCount).toBe(0);
   });
 });
+
+describe('aggressive timeout racing a late value', () => {
+  it.each([
+    ['alone', false],
+    ['inside retry → circuit breaker', true],
+  ])('%s: a value that arrives while onTimeout runs is discarded', async (_, composed) => {
+    const time = new FakeTimeProvider();
+    let finishTimeoutHandler: () => void = () => undefined;
+    const builder = new ResiliencePipelineBuilder({ timeProvider: time });
+    if (composed) builder.addRetry({ maxRetryAttempts: 0 }).addCircuitBreaker();
+    const pipeline = builder
+      .addTimeout({
+        timeout: TIMEOUT,
+        mode: 'aggressive',
+        onTimeout: () => new Promise<void>((resolve) => (finishTimeoutHandler = resolve)),
+      })
+      .build();
+    let deliver: (value: string) => void = () => undefined;
+    const result = pipeline.execute(() => new Promise<string>((resolve) => (deliver = resolve)));
+    const settled = result.then(
+      (value) => `value ${value}`,
+      (error: unknown) => (error instanceof TimeoutRejectedError ? 'timeout' : 'other'),
+    );
+    await time.advanceAsync(TIMEOUT);
+    deliver('late');
+    await time.advanceAsync(1);
+    finishTimeoutHandler();
+    await expect(settled).resolves.toBe('timeout');
+    expect(time.pendingTimerCount).toBe(0);
+  });
+});
