@@ -2,7 +2,8 @@ import { PerformanceObserver } from 'node:perf_hooks';
 
 /**
  * The measuring half of the benchmark, run inside one fresh process per (scenario, library): warm up,
- * then rounds of sequential `await` loops timed with `hrtime`, then heap growth over a GC-free window.
+ * then rounds of sequential `await` loops timed by the process's CPU time, then heap growth over a
+ * GC-free window.
  * `run.bench.ts` starts the processes, rotates their order between sweeps and pools the rounds.
  */
 
@@ -28,7 +29,7 @@ export interface BenchScenario {
 
 /** What one process reports for its case. */
 export interface CaseSample {
-  /** ns per run, one per round. */
+  /** CPU ns per run, one per round. */
   readonly rounds: number[];
   /** Heap bytes per call (per run / callsPerRun), GC-free window; NaN when no such window was found. */
   readonly bytesPerCall: number;
@@ -40,6 +41,17 @@ async function loop(run: BenchRun, iterations: number): Promise<number> {
   const start = process.hrtime.bigint();
   for (let i = 0; i < iterations; i++) await run();
   return Number(process.hrtime.bigint() - start);
+}
+
+/**
+ * The CPU time (user + system, in ns) the process spends on `iterations` runs: unlike wall time it does
+ * not grow while other processes hold the cores, which on a shared machine is most of the noise.
+ */
+async function cpuLoop(run: BenchRun, iterations: number): Promise<number> {
+  const start = process.cpuUsage();
+  for (let i = 0; i < iterations; i++) await run();
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) * 1_000;
 }
 
 export interface MeasureOptions {
@@ -65,7 +77,7 @@ export async function measureCase(
   const nsPerRun = elapsed / runs;
   const iterations = Math.max(1, Math.round((roundMs * 1e6) / nsPerRun));
   const samples: number[] = [];
-  for (let r = 0; r < rounds; r++) samples.push((await loop(run, iterations)) / iterations);
+  for (let r = 0; r < rounds; r++) samples.push((await cpuLoop(run, iterations)) / iterations);
   return { rounds: samples, bytesPerCall: (await bytesPerRun(run)) / callsPerRun };
 }
 

@@ -21,7 +21,7 @@ import { allScenarios } from './scenarios.bench.js';
 const execFileAsync = promisify(execFile);
 const WORKER = fileURLToPath(new URL('./worker.bench.js', import.meta.url));
 const NODE_FLAGS = ['--expose-gc', '--min-semi-space-size=64', '--max-semi-space-size=64'];
-const MEASURE = { warmupMs: 300, roundMs: 100, rounds: 4 };
+const MEASURE = { warmupMs: 300, roundMs: 100, rounds: 5 };
 
 interface Unit {
   readonly key: string;
