@@ -1,87 +1,127 @@
+import { PerformanceObserver } from 'node:perf_hooks';
+
 /**
- * A small, dependency-free harness: each case is run in sequential `await` loops; the median of several
- * rounds gives ns per call, and heap growth over a GC-free window gives bytes per call.
+ * The measuring half of the benchmark, run inside one fresh process per (scenario, library): warm up,
+ * then rounds of sequential `await` loops timed by the process's CPU time, then heap growth over a
+ * GC-free window.
+ * `run.bench.ts` starts the processes, rotates their order between sweeps and pools the rounds.
  */
 
+/** One way of running a scenario (a library, the bare call or a hand-written reference). */
 export interface BenchCase {
-  readonly group: string;
   readonly name: string;
-  /** One call of the thing measured; awaited. */
-  readonly run: () => Promise<unknown>;
-  /** Calls per round (default 200,000). */
-  readonly iterations?: number;
+  /** Builds the thing measured (outside the timed window) and returns one run of it. */
+  readonly setup: () => BenchRun | Promise<BenchRun>;
+  /** Cases with the same key measure the same code: measured once per sweep, shown in every scenario. */
+  readonly shareKey?: string;
 }
 
-export interface BenchResult {
-  readonly group: string;
-  readonly name: string;
-  readonly nsPerCall: number;
+/** One run of a case; awaited. */
+export type BenchRun = () => Promise<unknown>;
+
+export interface BenchScenario {
+  readonly id: string;
+  readonly title: string;
+  /** Calls per run for scenarios that start many calls at once; time is then reported per run (batch). */
+  readonly callsPerRun?: number;
+  readonly cases: readonly BenchCase[];
+}
+
+/** What one process reports for its case. */
+export interface CaseSample {
+  /** CPU ns per run, one per round. */
+  readonly rounds: number[];
+  /** Heap bytes per call (per run / callsPerRun), GC-free window; NaN when no such window was found. */
   readonly bytesPerCall: number;
 }
 
 const gc = (globalThis as { gc?: () => void }).gc;
 
-async function loop(run: () => Promise<unknown>, iterations: number): Promise<number> {
+async function loop(run: BenchRun, iterations: number): Promise<number> {
   const start = process.hrtime.bigint();
   for (let i = 0; i < iterations; i++) await run();
-  return Number(process.hrtime.bigint() - start) / iterations;
+  return Number(process.hrtime.bigint() - start);
 }
 
 /**
- * Measures the cases of one scenario together: rounds are interleaved (bare, ours, theirs, bare, …) so
- * that drift in the machine's speed affects every case alike, and each case's median round is kept.
+ * The CPU time (user + system, in ns) the process spends on `iterations` runs: unlike wall time it does
+ * not grow while other processes hold the cores, which on a shared machine is most of the noise.
  */
-export async function measureGroup(cases: readonly BenchCase[], rounds = 9): Promise<BenchResult[]> {
-  for (const c of cases) await loop(c.run, Math.min(c.iterations ?? 200_000, 50_000)); // warm up the JIT
-  const samples = cases.map(() => [] as number[]);
-  for (let r = 0; r < rounds; r++) {
-    for (let i = 0; i < cases.length; i++) samples[i].push(await loop(cases[i].run, cases[i].iterations ?? 200_000));
-  }
-  const results: BenchResult[] = [];
-  for (const [i, c] of cases.entries()) {
-    results.push({
-      group: c.group,
-      name: c.name,
-      nsPerCall: median(samples[i]),
-      bytesPerCall: await bytesPerCallAsync(c),
-    });
-  }
-  return results;
+async function cpuLoop(run: BenchRun, iterations: number): Promise<number> {
+  const start = process.cpuUsage();
+  for (let i = 0; i < iterations; i++) await run();
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) * 1_000;
 }
 
-async function bytesPerCallAsync(c: BenchCase): Promise<number> {
-  const iterations = Math.min(c.iterations ?? 200_000, 20_000);
-  const byteSamples: number[] = [];
-  for (let r = 0; r < 3; r++) {
-    gc?.();
-    const before = process.memoryUsage().heapUsed;
-    for (let i = 0; i < iterations; i++) await c.run();
-    byteSamples.push(Math.max(0, process.memoryUsage().heapUsed - before) / iterations);
+export interface MeasureOptions {
+  readonly warmupMs: number;
+  readonly roundMs: number;
+  readonly rounds: number;
+}
+
+/** Measures one case: warm-up until `warmupMs` passed, then `rounds` rounds of about `roundMs` each. */
+export async function measureCase(
+  run: BenchRun,
+  callsPerRun: number,
+  { warmupMs, roundMs, rounds }: MeasureOptions,
+): Promise<CaseSample> {
+  let runs = 0;
+  let elapsed = 0;
+  let chunk = 1;
+  while (elapsed < warmupMs * 1e6) {
+    elapsed += await loop(run, chunk);
+    runs += chunk;
+    chunk = Math.min(chunk * 2, 10_000);
   }
-  return median(byteSamples);
+  const nsPerRun = elapsed / runs;
+  const iterations = Math.max(1, Math.round((roundMs * 1e6) / nsPerRun));
+  const samples: number[] = [];
+  for (let r = 0; r < rounds; r++) samples.push((await cpuLoop(run, iterations)) / iterations);
+  return { rounds: samples, bytesPerCall: (await bytesPerRun(run)) / callsPerRun };
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[sorted.length >> 1];
-}
-
-export function formatTable(results: readonly BenchResult[], baselineName: string): string {
-  const lines = [
-    '| scenario | library | ns/call | × bare | bytes/call | bytes over bare |',
-    '| --- | --- | ---: | ---: | ---: | ---: |',
-  ];
-  const byGroup = new Map<string, BenchResult[]>();
-  for (const r of results) byGroup.set(r.group, [...(byGroup.get(r.group) ?? []), r]);
-  for (const [group, rows] of byGroup) {
-    const bare = rows.find((r) => r.name === baselineName) ?? results.find((r) => r.name === baselineName);
-    for (const r of rows) {
-      const ratio = bare ? `${(r.nsPerCall / bare.nsPerCall).toFixed(1)}×` : 'n/a';
-      const extra = bare ? Math.max(0, r.bytesPerCall - bare.bytesPerCall).toFixed(0) : 'n/a';
-      lines.push(
-        `| ${group} | ${r.name} | ${r.nsPerCall.toFixed(0)} | ${ratio} | ${r.bytesPerCall.toFixed(0)} | ${extra} |`,
-      );
+/** Heap growth per run with no collection in between: the smallest of five windows that saw no GC. */
+async function bytesPerRun(run: BenchRun): Promise<number> {
+  if (!gc) return NaN;
+  let collections = 0;
+  const observer = new PerformanceObserver((list) => {
+    collections += list.getEntries().length;
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  const WINDOW_BYTES = 24 * 1024 * 1024;
+  try {
+    // A probe sizes the windows so that they stay well inside the young generation.
+    gc();
+    let before = process.memoryUsage().heapUsed;
+    await loop(run, 1);
+    const probe = Math.max(64, process.memoryUsage().heapUsed - before);
+    const iterations = Math.max(1, Math.min(20_000, Math.floor(WINDOW_BYTES / probe)));
+    const samples: number[] = [];
+    for (let attempt = 0; attempt < 10 && samples.length < 5; attempt++) {
+      gc();
+      await settleObserver();
+      const seen = collections;
+      before = process.memoryUsage().heapUsed;
+      await loop(run, iterations);
+      const grown = process.memoryUsage().heapUsed - before;
+      await settleObserver();
+      if (collections === seen && grown >= 0) samples.push(grown / iterations);
     }
+    // Noise only adds bytes (feedback vectors, code, the odd lazy structure): the smallest window is the truest.
+    return samples.length > 0 ? Math.min(...samples) : NaN;
+  } finally {
+    observer.disconnect();
   }
-  return lines.join('\n');
+}
+
+/** GC entries reach the observer a few milliseconds late. */
+function settleObserver(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 25));
+}
+
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }

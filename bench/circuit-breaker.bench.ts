@@ -1,55 +1,113 @@
 import { circuitBreaker, ConsecutiveBreaker, handleAll, SamplingBreaker } from 'cockatiel';
 import CircuitBreaker from 'opossum';
 import { ResiliencePipelineBuilder } from '../src/index.js';
-import type { BenchCase } from './bench.harness.js';
+import type { BenchCase, BenchScenario } from './bench.harness.js';
+import { bareCase, value } from './reference.bench.js';
 
-const value = async (): Promise<number> => 42;
 const failing = async (): Promise<number> => {
   throw new Error('down');
 };
 const swallow = (): undefined => undefined;
 
-export async function circuitBreakerCases(): Promise<BenchCase[]> {
-  const ourConsecutive = new ResiliencePipelineBuilder()
-    .addCircuitBreaker({ kind: 'consecutive', failureThreshold: 5 })
-    .build();
-  const ourTimeWindow = new ResiliencePipelineBuilder()
-    .addCircuitBreaker({ kind: 'time-window', failureRatio: 0.5, samplingDuration: 10_000, minimumThroughput: 10 })
-    .build();
-  const cockConsecutive = circuitBreaker(handleAll, { halfOpenAfter: 10_000, breaker: new ConsecutiveBreaker(5) });
-  const cockSampling = circuitBreaker(handleAll, {
-    halfOpenAfter: 10_000,
-    breaker: new SamplingBreaker({ threshold: 0.5, duration: 10_000, minimumRps: 1 }),
-  });
-  const opossum = new CircuitBreaker(value, { timeout: false, resetTimeout: 10_000, errorThresholdPercentage: 50 });
+const opossumClosed: BenchCase = {
+  name: 'opossum',
+  shareKey: 'opossum-closed',
+  setup: () => {
+    const breaker = new CircuitBreaker(value, { timeout: false, resetTimeout: 10_000, errorThresholdPercentage: 50 });
+    return () => breaker.fire();
+  },
+};
 
-  // Open circuits: trip each once, far from their half-open time.
-  const ourOpen = new ResiliencePipelineBuilder()
-    .addCircuitBreaker({ kind: 'consecutive', failureThreshold: 1, breakDuration: 3_600_000 })
-    .build();
-  await ourOpen.execute(failing).catch(swallow);
-  const cockOpen = circuitBreaker(handleAll, { halfOpenAfter: 3_600_000, breaker: new ConsecutiveBreaker(1) });
-  await cockOpen.execute(failing).catch(swallow);
-  const opossumOpen = new CircuitBreaker(value, { timeout: false, resetTimeout: 3_600_000 });
-  opossumOpen.open();
-
-  const group = 'circuit breaker, closed, success';
-  const timeGroup = 'circuit breaker (time window), closed, success';
-  const openGroup = 'circuit breaker, open, rejection';
+export function circuitBreakerScenarios(): BenchScenario[] {
   return [
-    { group, name: 'bare await fn()', run: () => value() },
-    { group, name: 'nest-resilience', run: () => ourConsecutive.execute(value) },
-    { group, name: 'cockatiel', run: () => cockConsecutive.execute(value) },
-    { group, name: 'opossum', run: () => opossum.fire() },
-
-    { group: timeGroup, name: 'bare await fn()', run: () => value() },
-    { group: timeGroup, name: 'nest-resilience', run: () => ourTimeWindow.execute(value) },
-    { group: timeGroup, name: 'cockatiel', run: () => cockSampling.execute(value) },
-    { group: timeGroup, name: 'opossum', run: () => opossum.fire() },
-
-    { group: openGroup, name: 'bare await fn()', run: () => value() },
-    { group: openGroup, name: 'nest-resilience', run: () => ourOpen.execute(value).catch(swallow) },
-    { group: openGroup, name: 'cockatiel', run: () => cockOpen.execute(value).catch(swallow) },
-    { group: openGroup, name: 'opossum', run: () => opossumOpen.fire().catch(swallow), iterations: 50_000 },
+    {
+      id: 'breaker-closed',
+      title: 'circuit breaker, closed, success',
+      cases: [
+        bareCase,
+        {
+          name: 'nest-resilience',
+          setup: () => {
+            const pipeline = new ResiliencePipelineBuilder()
+              .addCircuitBreaker({ kind: 'consecutive', failureThreshold: 5 })
+              .build();
+            return () => pipeline.execute(value);
+          },
+        },
+        {
+          name: 'cockatiel',
+          setup: () => {
+            const policy = circuitBreaker(handleAll, { halfOpenAfter: 10_000, breaker: new ConsecutiveBreaker(5) });
+            return () => policy.execute(value);
+          },
+        },
+        opossumClosed,
+      ],
+    },
+    {
+      id: 'breaker-time-window',
+      title: 'circuit breaker (time window), closed, success',
+      cases: [
+        bareCase,
+        {
+          name: 'nest-resilience',
+          setup: () => {
+            const pipeline = new ResiliencePipelineBuilder()
+              .addCircuitBreaker({
+                kind: 'time-window',
+                failureRatio: 0.5,
+                samplingDuration: 10_000,
+                minimumThroughput: 10,
+              })
+              .build();
+            return () => pipeline.execute(value);
+          },
+        },
+        {
+          name: 'cockatiel',
+          setup: () => {
+            const policy = circuitBreaker(handleAll, {
+              halfOpenAfter: 10_000,
+              breaker: new SamplingBreaker({ threshold: 0.5, duration: 10_000, minimumRps: 1 }),
+            });
+            return () => policy.execute(value);
+          },
+        },
+        opossumClosed,
+      ],
+    },
+    {
+      id: 'breaker-open',
+      title: 'circuit breaker, open, rejection',
+      cases: [
+        bareCase,
+        {
+          name: 'nest-resilience',
+          setup: async () => {
+            const pipeline = new ResiliencePipelineBuilder()
+              .addCircuitBreaker({ kind: 'consecutive', failureThreshold: 1, breakDuration: 3_600_000 })
+              .build();
+            await pipeline.execute(failing).catch(swallow);
+            return () => pipeline.execute(value).catch(swallow);
+          },
+        },
+        {
+          name: 'cockatiel',
+          setup: async () => {
+            const policy = circuitBreaker(handleAll, { halfOpenAfter: 3_600_000, breaker: new ConsecutiveBreaker(1) });
+            await policy.execute(failing).catch(swallow);
+            return () => policy.execute(value).catch(swallow);
+          },
+        },
+        {
+          name: 'opossum',
+          setup: () => {
+            const breaker = new CircuitBreaker(value, { timeout: false, resetTimeout: 3_600_000 });
+            breaker.open();
+            return () => breaker.fire().catch(swallow);
+          },
+        },
+      ],
+    },
   ];
 }

@@ -7,90 +7,93 @@ import {
   wrap,
 } from 'cockatiel';
 import { ResiliencePipelineBuilder } from '../src/index.js';
-import type { BenchCase } from './bench.harness.js';
+import type { BenchRun, BenchScenario } from './bench.harness.js';
+import { bareCase, plainRetryLoop, value } from './reference.bench.js';
 
-const value = async (): Promise<number> => 42;
-
-/** A function that fails twice, then succeeds; `reset()` before each measured call. */
-function failTwice(): { fn: () => Promise<number>; reset: () => void } {
+/** A function that fails twice, then succeeds, on every run. */
+function failingTwice(run: (fn: () => Promise<number>) => Promise<unknown>): BenchRun {
   let calls = 0;
-  return {
-    fn: async () => {
-      if (++calls <= 2) throw new Error('transient');
-      return 42;
-    },
-    reset: () => {
-      calls = 0;
-    },
+  const fn = async (): Promise<number> => {
+    if (++calls <= 2) throw new Error('transient');
+    return 42;
+  };
+  return () => {
+    calls = 0;
+    return run(fn);
   };
 }
 
-export function coreCases(): BenchCase[] {
-  const ourRetry = new ResiliencePipelineBuilder().addRetry({ maxRetryAttempts: 3, delay: 0 }).build();
-  const cockRetry = retry(handleAll, { maxAttempts: 3, backoff: new ConstantBackoff(0) });
-
-  const ourTimeout = new ResiliencePipelineBuilder().addTimeout(10_000).build();
-  const cockTimeout = timeout(10_000, CockatielTimeoutStrategy.Cooperative);
-
-  const ourRetryTimeout = new ResiliencePipelineBuilder().addRetry({ delay: 0 }).addTimeout(10_000).build();
-  const cockRetryTimeout = wrap(
-    retry(handleAll, { maxAttempts: 3, backoff: new ConstantBackoff(0) }),
-    timeout(10_000, CockatielTimeoutStrategy.Cooperative),
-  );
-
-  const ours = failTwice();
-  const theirs = failTwice();
-  const bare = failTwice();
-
+export function coreScenarios(): BenchScenario[] {
   return [
-    { group: 'retry, success', name: 'bare await fn()', run: () => value() },
-    { group: 'retry, success', name: 'nest-resilience', run: () => ourRetry.execute(value) },
-    { group: 'retry, success', name: 'cockatiel', run: () => cockRetry.execute(value) },
-
-    { group: 'timeout, success', name: 'bare await fn()', run: () => value() },
-    { group: 'timeout, success', name: 'nest-resilience', run: () => ourTimeout.execute(value) },
-    { group: 'timeout, success', name: 'cockatiel', run: () => cockTimeout.execute(value), iterations: 50_000 },
-
-    { group: 'retry → timeout, success', name: 'bare await fn()', run: () => value() },
-    { group: 'retry → timeout, success', name: 'nest-resilience', run: () => ourRetryTimeout.execute(value) },
     {
-      group: 'retry → timeout, success',
-      name: 'cockatiel',
-      run: () => cockRetryTimeout.execute(value),
-      iterations: 50_000,
-    },
-
-    {
-      group: 'retry, 2 failures then success, zero delay',
-      name: 'bare await fn()',
-      run: async () => {
-        bare.reset();
-        for (;;) {
-          try {
-            return await bare.fn();
-          } catch {
-            // try again
-          }
-        }
-      },
+      id: 'retry-success',
+      title: 'retry, success',
+      cases: [
+        bareCase,
+        {
+          name: 'nest-resilience',
+          setup: () => {
+            const pipeline = new ResiliencePipelineBuilder().addRetry({ maxRetryAttempts: 3, delay: 0 }).build();
+            return () => pipeline.execute(value);
+          },
+        },
+        {
+          name: 'cockatiel',
+          setup: () => {
+            const policy = retry(handleAll, { maxAttempts: 3, backoff: new ConstantBackoff(0) });
+            return () => policy.execute(value);
+          },
+        },
+      ],
     },
     {
-      group: 'retry, 2 failures then success, zero delay',
-      name: 'nest-resilience',
-      run: () => {
-        ours.reset();
-        return ourRetry.execute(ours.fn);
-      },
-      iterations: 50_000,
+      id: 'retry-timeout',
+      title: 'retry → timeout (cooperative), success',
+      cases: [
+        bareCase,
+        {
+          name: 'nest-resilience',
+          setup: () => {
+            const pipeline = new ResiliencePipelineBuilder().addRetry({ delay: 0 }).addTimeout(10_000).build();
+            return () => pipeline.execute(value);
+          },
+        },
+        {
+          name: 'cockatiel',
+          setup: () => {
+            const policy = wrap(
+              retry(handleAll, { maxAttempts: 3, backoff: new ConstantBackoff(0) }),
+              timeout(10_000, CockatielTimeoutStrategy.Cooperative),
+            );
+            return () => policy.execute(value);
+          },
+        },
+      ],
     },
     {
-      group: 'retry, 2 failures then success, zero delay',
-      name: 'cockatiel',
-      run: () => {
-        theirs.reset();
-        return cockRetry.execute(theirs.fn);
-      },
-      iterations: 500,
+      id: 'retry-two-failures',
+      title: 'retry, 2 failures then success, zero delay',
+      cases: [
+        bareCase,
+        {
+          name: 'plain retry loop (reference)',
+          setup: () => failingTwice((fn) => plainRetryLoop(fn, 3)()),
+        },
+        {
+          name: 'nest-resilience',
+          setup: () => {
+            const pipeline = new ResiliencePipelineBuilder().addRetry({ maxRetryAttempts: 3, delay: 0 }).build();
+            return failingTwice((fn) => pipeline.execute(fn));
+          },
+        },
+        {
+          name: 'cockatiel',
+          setup: () => {
+            const policy = retry(handleAll, { maxAttempts: 3, backoff: new ConstantBackoff(0) });
+            return failingTwice((fn) => policy.execute(fn));
+          },
+        },
+      ],
     },
   ];
 }

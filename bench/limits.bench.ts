@@ -1,30 +1,61 @@
 import { bulkhead } from 'cockatiel';
 import { ResiliencePipelineBuilder } from '../src/index.js';
-import type { BenchCase } from './bench.harness.js';
+import type { BenchScenario } from './bench.harness.js';
+import { bareBatchCase, bareCase, batch, CONCURRENT_CALLS, plainFifoBulkhead, value } from './reference.bench.js';
 
-const value = async (): Promise<number> => 42;
-const CALLS = 10_000;
+const PERMITS = 100;
 
-export function limitCases(): BenchCase[] {
-  const ourBulkhead = new ResiliencePipelineBuilder().addConcurrencyLimiter(100, CALLS).build();
-  const cockBulkhead = bulkhead(100, CALLS);
-  const tokenBucket = new ResiliencePipelineBuilder()
-    .addRateLimiter({
-      kind: 'token-bucket',
-      tokenLimit: 1_000_000_000,
-      tokensPerPeriod: 1_000_000_000,
-      replenishmentPeriod: 1_000,
-    })
-    .build();
-
-  const batch = (run: () => Promise<unknown>) => () => Promise.all(Array.from({ length: CALLS }, run));
-  const group = `concurrency limiter 100 + queue, a batch of ${CALLS} calls (ns per batch)`;
+export function limitScenarios(): BenchScenario[] {
   return [
-    { group, name: 'bare await fn()', run: batch(value), iterations: 40 },
-    { group, name: 'nest-resilience', run: batch(() => ourBulkhead.execute(value)), iterations: 40 },
-    { group, name: 'cockatiel', run: batch(() => cockBulkhead.execute(value)), iterations: 40 },
-
-    { group: 'token bucket, admitted', name: 'bare await fn()', run: () => value() },
-    { group: 'token bucket, admitted', name: 'nest-resilience', run: () => tokenBucket.execute(value) },
+    {
+      id: 'bulkhead',
+      title: `bulkhead, ${PERMITS} permits, ${CONCURRENT_CALLS.toLocaleString('en-US')} calls at once (the rest queued)`,
+      callsPerRun: CONCURRENT_CALLS,
+      cases: [
+        bareBatchCase,
+        {
+          name: 'plain FIFO of resolvers (reference)',
+          setup: () => {
+            const limit = plainFifoBulkhead(PERMITS);
+            return batch(() => limit(value));
+          },
+        },
+        {
+          name: 'nest-resilience',
+          setup: () => {
+            const pipeline = new ResiliencePipelineBuilder().addConcurrencyLimiter(PERMITS, CONCURRENT_CALLS).build();
+            return batch(() => pipeline.execute(value));
+          },
+        },
+        {
+          name: 'cockatiel',
+          setup: () => {
+            const policy = bulkhead(PERMITS, CONCURRENT_CALLS);
+            return batch(() => policy.execute(value));
+          },
+        },
+      ],
+    },
+    {
+      id: 'token-bucket',
+      title: 'token bucket, admitted',
+      cases: [
+        bareCase,
+        {
+          name: 'nest-resilience',
+          setup: () => {
+            const pipeline = new ResiliencePipelineBuilder()
+              .addRateLimiter({
+                kind: 'token-bucket',
+                tokenLimit: 1_000_000_000,
+                tokensPerPeriod: 1_000_000_000,
+                replenishmentPeriod: 1_000,
+              })
+              .build();
+            return () => pipeline.execute(value);
+          },
+        },
+      ],
+    },
   ];
 }

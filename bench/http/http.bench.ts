@@ -73,7 +73,7 @@ async function main(): Promise<void> {
       ).map((row) => `| ${row} |`),
     ];
     console.log(lines.join('\n'));
-    if (process.argv.includes('--update-readme')) replaceReadmeSection('bench-http', lines.join('\n'));
+    if (process.argv.includes('--update-readme')) await replaceReadmeSection('bench-http', lines.join('\n'));
   } finally {
     server.send('stop');
   }

@@ -2,6 +2,7 @@ import { isCancellationOutcome } from '../context/cancellation.rule.js';
 import type { ResilienceContext } from '../context/resilience.context.js';
 import { outcomeFromError, outcomeFromValue, unwrapOutcome, type Outcome } from '../outcome.model.js';
 import { handleAllErrors } from '../outcome.predicates.js';
+import type { InlineStrategy } from '../inline-strategy.interface.js';
 import type { ResilienceStrategy, StrategyBuilderContext, StrategyNext } from '../resilience-strategy.interface.js';
 import {
   BrokenCircuitError,
@@ -80,7 +81,9 @@ export function toCircuitPolicy(options: CircuitBreakerStrategyOptions<never>): 
  *
  * @internal
  */
-export class CircuitBreakerStrategy<T> implements ResilienceStrategy<T>, ManualControlTarget, StateProviderTarget {
+export class CircuitBreakerStrategy<T>
+  implements ResilienceStrategy<T>, InlineStrategy<T>, ManualControlTarget, StateProviderTarget
+{
   readonly circuitKey: string;
   circuitState: CircuitState = 'closed';
   lastHandledOutcome: Outcome<unknown> | undefined;
@@ -146,6 +149,39 @@ export class CircuitBreakerStrategy<T> implements ResilienceStrategy<T>, ManualC
     const decision = this.store.acquire(this.circuitKey, this.policy, this.time.now());
     if (isThenable(decision)) return decision.then((d) => this.admit(d, next, context));
     return this.admit(decision, next, context);
+  }
+
+  /**
+   * @internal A closed circuit with the default predicate runs inline: the permit is taken here and the
+   * success recorded on exit. Any other decision takes the call through the full path.
+   */
+  inlineEnter(context: ResilienceContext, next: StrategyNext<T>): unknown {
+    if (this.ready) return this.execute(next, context);
+    const decision = this.store.acquire(this.circuitKey, this.policy, this.time.now());
+    if (isThenable(decision)) return Promise.resolve(decision).then((d) => this.admit(d, next, context));
+    const permit = decision.permit;
+    if (decision.transition || permit === undefined || permit.probe || !this.fastClosedPath) {
+      return this.admit(decision, next, context);
+    }
+    this.circuitState = decision.state;
+    return permit;
+  }
+
+  /** @internal */
+  inlineExitValue(permit: unknown): boolean {
+    this.recordClosedSuccess(permit as CircuitPermit);
+    return true;
+  }
+
+  /** @internal */
+  inlineResume(permit: unknown, _next: StrategyNext<T>, context: ResilienceContext, inner: Promise<T>): Promise<T> {
+    return inner.then(
+      (value) => {
+        this.recordClosedSuccess(permit as CircuitPermit);
+        return value;
+      },
+      (error: unknown) => this.complete(permit as CircuitPermit, outcomeFromError(error), context, 0),
+    );
   }
 
   async isolate(): Promise<void> {

@@ -110,7 +110,8 @@ export class LinkedCancellationScope extends CancellationScope {
   private ownAborted = false;
   private ownReason: unknown;
   private parentSignal?: AbortSignal;
-  private readonly onParentAbort = (): void => this.abort(this.parent.reason);
+  /** Created with the link to the parent: a scope whose signal nobody reads allocates no listener. */
+  private onParentAbort: (() => void) | undefined = undefined;
 
   constructor(private readonly parent: CancellationScope) {
     super();
@@ -146,6 +147,7 @@ export class LinkedCancellationScope extends CancellationScope {
       this.parentSignal = this.parent.signal;
       // Many concurrent executions may share one caller signal, each linking to it while it runs.
       setMaxListeners(0, this.parentSignal);
+      this.onParentAbort ??= () => this.abort(this.parent.reason);
       this.parentSignal.addEventListener('abort', this.onParentAbort, { once: true });
     }
     return controller.signal;
@@ -166,7 +168,7 @@ export class LinkedCancellationScope extends CancellationScope {
 
   private unlink(): void {
     if (this.parentSignal) {
-      this.parentSignal.removeEventListener('abort', this.onParentAbort);
+      this.parentSignal.removeEventListener('abort', this.onParentAbort!);
       this.parentSignal = undefined;
     }
   }

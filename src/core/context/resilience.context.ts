@@ -119,7 +119,8 @@ export class ResilienceContext {
    * @internal
    */
   _fork(scope: CancellationScope): ResilienceContext {
-    const copy = new ResilienceContext({ operationKey: this.operationKey });
+    const copy = new ResilienceContext();
+    copy.operationKey = this.operationKey;
     copy._scope = scope;
     copy._callback = this._callback;
     if (this._state !== undefined) copy._state = this._state;

@@ -8,6 +8,8 @@ import { settle } from '../utils/settle.util.js';
 import type { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
 import type { TimeProvider } from '../time/time.provider.js';
 import { invokeCallback } from './callback.invoker.js';
+import { isInlineStrategy, type InlineStrategy } from '../inline-strategy.interface.js';
+import { inlineHead, MAX_INLINE_RUN } from './inline.runner.js';
 import type { ResilienceStrategy, StrategyNext } from '../resilience-strategy.interface.js';
 
 /** @internal */
@@ -47,14 +49,28 @@ export class ResiliencePipeline<T = unknown> {
   constructor(components: PipelineComponents | undefined) {
     this._components = components;
     this.telemetry = components?.telemetry.enabled ? components.telemetry : undefined;
-    let head: StrategyNext<unknown> = invokeCallback;
     const strategies = components?.strategies ?? [];
+    // heads[i] runs strategies i… and then the callback. Two or more strategies in a row that can run inline
+    // share one head (one promise hop and one closure pair per call for the whole run).
+    const heads: StrategyNext<unknown>[] = [];
+    heads[strategies.length] = invokeCallback;
     for (let i = strategies.length - 1; i >= 0; i--) {
       const strategy = strategies[i];
-      const next = head;
-      head = (context) => strategy.execute(next, context);
+      const next = heads[i + 1];
+      if (isInlineStrategy(strategy) && i + 1 < strategies.length && isInlineStrategy(strategies[i + 1])) {
+        const run: InlineStrategy<unknown>[] = [strategy];
+        for (let j = i + 1; j < strategies.length && run.length < MAX_INLINE_RUN; j++) {
+          const inner = strategies[j];
+          if (!isInlineStrategy(inner)) break;
+          run.push(inner);
+        }
+        const end = i + run.length;
+        heads[i] = inlineHead(run, heads.slice(i + 1, end + 1), heads[end]);
+      } else {
+        heads[i] = (context) => strategy.execute(next, context);
+      }
     }
-    this.head = head;
+    this.head = heads[0];
   }
 
   /**

@@ -3,14 +3,22 @@ import type { ResilienceContext } from '../context/resilience.context.js';
 import { outcomeFromError, outcomeFromValue, unwrapOutcome, type Outcome } from '../outcome.model.js';
 import { handleAllErrors } from '../outcome.predicates.js';
 import type { ResilienceStrategy, StrategyBuilderContext, StrategyNext } from '../resilience-strategy.interface.js';
-import { getRetryAfter, isBrokenCircuitError, isIsolatedCircuitError } from '../resilience.errors.js';
+import {
+  getRetryAfter,
+  isBrokenCircuitError,
+  isCancellationError,
+  isIsolatedCircuitError,
+} from '../resilience.errors.js';
 import type { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
 import type { TimeProvider } from '../time/time.provider.js';
-import { settle } from '../utils/settle.util.js';
+import type { InlineStrategy } from '../inline-strategy.interface.js';
 import { RetryBudget } from './retry.budget.js';
 import { clampDelay, computeBackoffDelay, type BackoffOptions, type BackoffState } from './backoff.helper.js';
 import { DEFAULT_RETRY_BACKOFF_TYPE, DEFAULT_RETRY_DELAY, DEFAULT_RETRY_MAX_ATTEMPTS } from './retry.constants.js';
 import type { RetryPredicateArguments, RetryStrategyOptions } from './retry.options.js';
+
+/** The backoff state of backoffs that keep none (shared, never written). */
+const STATELESS_BACKOFF: BackoffState = Object.freeze({ previous: 0 });
 
 /**
  * The retry loop (Polly v8 semantics): attempt 0 is the original call; a handled outcome is retried up to
@@ -18,7 +26,7 @@ import type { RetryPredicateArguments, RetryStrategyOptions } from './retry.opti
  *
  * @internal
  */
-export class RetryStrategy<T> implements ResilienceStrategy<T> {
+export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T> {
   private readonly maxRetryAttempts: number;
   private readonly backoff: BackoffOptions;
   private readonly shouldHandle: NonNullable<RetryStrategyOptions<T>['shouldHandle']>;
@@ -27,6 +35,9 @@ export class RetryStrategy<T> implements ResilienceStrategy<T> {
   private readonly time: TimeProvider;
   private readonly telemetry: StrategyTelemetry;
   private readonly budget: RetryBudget | undefined;
+  /** A callback receives `RetryPredicateArguments` (delay generator, Retry-After reader, onRetry). */
+  private readonly needsRetryArguments: boolean;
+  private readonly backoffKeepsState: boolean;
 
   constructor(
     private readonly options: RetryStrategyOptions<T>,
@@ -47,14 +58,34 @@ export class RetryStrategy<T> implements ResilienceStrategy<T> {
     const budget = options.budget;
     this.budget =
       budget === undefined || budget instanceof RetryBudget ? budget : new RetryBudget(budget, context.timeProvider);
+    this.needsRetryArguments =
+      options.delayGenerator !== undefined || options.retryAfter !== undefined || options.onRetry !== undefined;
+    this.backoffKeepsState = this.backoff.backoffType === 'exponential' && this.backoff.useJitter;
   }
 
   execute(next: StrategyNext<T>, context: ResilienceContext): Promise<T> {
+    const state = this.inlineEnter(context, next);
+    if (state !== undefined) return state;
+    // Fast path: a first attempt that succeeds, with the default predicate, adds one promise hop and nothing else.
+    return this.inlineResume(undefined, next, context, next(context));
+  }
+
+  /** @internal Runs the loop at once when attempts are timed or reported; otherwise the first attempt runs inline. */
+  inlineEnter(context: ResilienceContext, next: StrategyNext<T>): Promise<T> | undefined {
     this.budget?.recordCall();
     if (this.telemetry.enabled || this.options.onRetry) return this.loop(next, context, undefined);
     context.attemptNumber = 0;
-    // Fast path: a first attempt that succeeds, with the default predicate, adds one promise hop and nothing else.
-    return next(context).then(
+    return undefined;
+  }
+
+  /** @internal A value ends the call unless a predicate may want to retry it. */
+  inlineExitValue(): boolean {
+    return !this.handlesResults;
+  }
+
+  /** @internal The first attempt settled: retry it if it failed (or if its value is to be judged). */
+  inlineResume(_state: unknown, next: StrategyNext<T>, context: ResilienceContext, first: Promise<T>): Promise<T> {
+    return first.then(
       this.handlesResults ? (value) => this.loop(next, context, outcomeFromValue(value)) : undefined,
       (error) => this.loop(next, context, outcomeFromError(error)),
     );
@@ -65,7 +96,8 @@ export class RetryStrategy<T> implements ResilienceStrategy<T> {
     context: ResilienceContext,
     firstOutcome: Outcome<T> | undefined,
   ): Promise<T> {
-    const backoffState: BackoffState = { previous: 0 };
+    // Only decorrelated jitter keeps state between attempts; the other backoffs never touch it.
+    const backoffState: BackoffState = this.backoffKeepsState ? { previous: 0 } : STATELESS_BACKOFF;
     const timed = this.telemetry.enabled || this.options.onRetry !== undefined;
     let attempt = 0;
     let pending = firstOutcome;
@@ -73,11 +105,21 @@ export class RetryStrategy<T> implements ResilienceStrategy<T> {
       for (;;) {
         context.attemptNumber = attempt;
         const started = timed ? this.time.now() : 0;
-        const outcome = pending ?? (await settle(next(context)));
-        pending = undefined;
+        let outcome: Outcome<T>;
+        if (pending !== undefined) {
+          outcome = pending;
+          pending = undefined;
+        } else {
+          try {
+            outcome = outcomeFromValue(await next(context));
+          } catch (error) {
+            outcome = outcomeFromError(error);
+          }
+        }
         const duration = timed ? this.time.now() - started : 0;
 
-        const handled = await this.isHandled(outcome, context, attempt);
+        const check = this.isHandled(outcome, context, attempt);
+        const handled = typeof check === 'boolean' ? check : await check;
         if (this.telemetry.enabled) {
           this.telemetry.report('ExecutionAttempt', handled ? 'warning' : 'information', context, {
             outcome,
@@ -90,14 +132,19 @@ export class RetryStrategy<T> implements ResilienceStrategy<T> {
         if (attempt >= this.maxRetryAttempts) return this.giveUp(outcome, context, attempt, 'max-attempts');
         if (this.budget && !this.budget.tryWithdraw()) return this.giveUp(outcome, context, attempt, 'budget');
 
-        const args: RetryPredicateArguments<T> = { outcome, context, attemptNumber: attempt };
-        const delay = await this.nextDelay(args, backoffState);
+        // The arguments object exists only for the callbacks that receive it.
+        const args: RetryPredicateArguments<T> | undefined = this.needsRetryArguments
+          ? { outcome, context, attemptNumber: attempt }
+          : undefined;
+        const delay = args
+          ? await this.nextDelay(args, backoffState)
+          : this.backoffDelay(outcome, attempt, backoffState);
         if (delay > 0 && this.time.now() + delay > context._deadline) {
           // Waiting would outlive the enclosing timeout: give the caller the real failure now.
           return this.giveUp(outcome, context, attempt, 'deadline');
         }
 
-        if (this.options.onRetry) await this.options.onRetry({ ...args, retryDelay: delay, duration });
+        if (this.options.onRetry) await this.options.onRetry({ ...args!, retryDelay: delay, duration });
         if (this.telemetry.enabled) {
           this.telemetry.report('OnRetry', 'warning', context, {
             outcome,
@@ -118,14 +165,25 @@ export class RetryStrategy<T> implements ResilienceStrategy<T> {
     }
   }
 
-  private async isHandled(outcome: Outcome<T>, context: ResilienceContext, attempt: number): Promise<boolean> {
+  /** Whether to retry; a promise only when a user predicate returned one. */
+  private isHandled(outcome: Outcome<T>, context: ResilienceContext, attempt: number): boolean | PromiseLike<boolean> {
     // Cancellation is never retried.
     if (context.isCancellationRequested || isCancellationOutcome(outcome, context)) return false;
     if (!outcome.ok && !this.options.retryOnBrokenCircuit) {
       if (isBrokenCircuitError(outcome.error) || isIsolatedCircuitError(outcome.error)) return false;
     }
-    if (outcome.ok && !this.handlesResults) return false;
-    return await this.shouldHandle({ outcome, context, attemptNumber: attempt });
+    // The default predicate (handleAllErrors), without building its arguments.
+    if (!this.handlesResults) return !outcome.ok && !isCancellationError(outcome.error);
+    return this.shouldHandle({ outcome, context, attemptNumber: attempt });
+  }
+
+  /** The delay when no callback computes it: the server's Retry-After if honoured, else the backoff. */
+  private backoffDelay(outcome: Outcome<T>, attempt: number, state: BackoffState): number {
+    if (this.options.honorRetryAfter !== false && !outcome.ok) {
+      const serverWait = getRetryAfter(outcome.error);
+      if (typeof serverWait === 'number' && serverWait >= 0) return clampDelay(serverWait, this.backoff.maxDelay);
+    }
+    return computeBackoffDelay(this.backoff, attempt, state, this.random);
   }
 
   private async nextDelay(args: RetryPredicateArguments<T>, state: BackoffState): Promise<number> {

@@ -1,21 +1,30 @@
-import { LinkedCancellationScope } from '../context/cancellation.scope.js';
+import { LinkedCancellationScope, type CancellationScope } from '../context/cancellation.scope.js';
 import type { ResilienceContext } from '../context/resilience.context.js';
+import type { InlineStrategy } from '../inline-strategy.interface.js';
 import type { ResilienceStrategy, StrategyBuilderContext, StrategyNext } from '../resilience-strategy.interface.js';
 import { isCancellationError, TimeoutRejectedError } from '../resilience.errors.js';
 import type { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
-import type { TimeProvider } from '../time/time.provider.js';
+import type { TimerHandle } from '../time/time.provider.js';
 import { MAX_TIMER_DELAY } from '../utils/options.validation.js';
+import {
+  FifoDeadlineQueue,
+  TimerPerCallDeadlineQueue,
+  type DeadlineEntry,
+  type DeadlineQueue,
+} from './deadline.queue.js';
 import { DEFAULT_TIMEOUT, type TimeoutStrategyOptions } from './timeout.options.js';
 
 /**
- * Cancels the inner call after a timeout through the context's signal. The timer and the link to the
- * caller's signal are released on every path; the signal itself is only created if somebody reads it.
+ * Cancels the inner call after a timeout through the context's signal. A fixed timeout puts each call's
+ * deadline in one FIFO served by one shared timer, so a call that succeeds sets no timer of its own; a
+ * timeout generator gives each call its own timer. The deadline and the link to the caller's signal are
+ * released on every path; the signal itself is only created if somebody reads it.
  *
  * @internal
  */
-export class TimeoutStrategy<T> implements ResilienceStrategy<T> {
+export class TimeoutStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T> {
   private readonly timeout: number;
-  private readonly time: TimeProvider;
+  private readonly deadlines: DeadlineQueue;
   private readonly telemetry: StrategyTelemetry;
   private readonly aggressive: boolean;
 
@@ -23,10 +32,12 @@ export class TimeoutStrategy<T> implements ResilienceStrategy<T> {
     private readonly options: TimeoutStrategyOptions,
     context: StrategyBuilderContext,
   ) {
-    this.timeout = options.timeout ?? DEFAULT_TIMEOUT;
-    this.time = context.timeProvider;
+    this.timeout = Math.min(options.timeout ?? DEFAULT_TIMEOUT, MAX_TIMER_DELAY);
     this.telemetry = context.telemetry;
     this.aggressive = options.mode === 'aggressive';
+    this.deadlines = options.timeoutGenerator
+      ? new TimerPerCallDeadlineQueue(context.timeProvider)
+      : new FifoDeadlineQueue(context.timeProvider);
   }
 
   execute(next: StrategyNext<T>, context: ResilienceContext): Promise<T> {
@@ -40,7 +51,39 @@ export class TimeoutStrategy<T> implements ResilienceStrategy<T> {
       }
       return Promise.resolve(generated).then((timeout) => this.run(next, context, timeout ?? 0));
     }
-    return this.run(next, context, this.timeout);
+    return this.aggressive
+      ? this.runAggressive(next, context, this.timeout)
+      : this.runCooperative(next, context, this.timeout);
+  }
+
+  /**
+   * @internal A fixed cooperative timeout runs inline: its call is entered here and released on exit. An
+   * aggressive timeout (it settles the call itself, early) and a generated one take the call whole.
+   */
+  inlineEnter(context: ResilienceContext, next: StrategyNext<T>): unknown {
+    if (this.options.timeoutGenerator) return this.execute(next, context);
+    return this.aggressive ? this.enterAggressive(context, next) : this.enterCooperative(context, this.timeout);
+  }
+
+  /** @internal An aggressive call settles on its own (early, at the deadline): the run continues from its promise. */
+  inlineResult(call: unknown): Promise<T> | undefined {
+    return call instanceof AggressiveCall ? (call.promise as Promise<T>) : undefined;
+  }
+
+  /** @internal */
+  inlineExitValue(call: unknown): boolean {
+    if (call instanceof AggressiveCall) (call as AggressiveCall<T>).finish();
+    else (call as CooperativeCall<T>).release();
+    return true;
+  }
+
+  /** @internal */
+  inlineResume(call: unknown, _next: StrategyNext<T>, _context: ResilienceContext, inner: Promise<T>): Promise<T> {
+    if (!(call instanceof AggressiveCall)) return this.afterCooperative(call as CooperativeCall<T>, inner);
+    return inner.then(undefined, (error: unknown) => {
+      (call as AggressiveCall<T>).finish();
+      throw error;
+    });
   }
 
   private run(next: StrategyNext<T>, context: ResilienceContext, timeout: number): Promise<T> {
@@ -50,66 +93,71 @@ export class TimeoutStrategy<T> implements ResilienceStrategy<T> {
   }
 
   private runCooperative(next: StrategyNext<T>, context: ResilienceContext, timeout: number): Promise<T> {
-    const parentScope = context._scope;
-    const parentDeadline = context._deadline;
-    const scope = new LinkedCancellationScope(parentScope);
-    const handle = this.time.setTimeout(() => scope.abort(timeoutReason(timeout)), timeout);
-    context._scope = scope;
-    context._deadline = Math.min(parentDeadline, this.time.now() + timeout);
-    const release = (): void => {
-      this.time.clearTimeout(handle);
-      scope.dispose();
-      context._scope = parentScope;
-      context._deadline = parentDeadline;
-    };
-    return next(context).then(
+    const call = this.enterCooperative(context, timeout);
+    return this.afterCooperative(call, next(context));
+  }
+
+  /** Queues the call's deadline and puts the inner pipeline under its scope. */
+  private enterCooperative(context: ResilienceContext, timeout: number): CooperativeCall<T> {
+    const call = new CooperativeCall<T>(this, context, timeout);
+    const deadline = this.deadlines.add(call, timeout);
+    context._scope = call;
+    if (deadline < context._deadline) context._deadline = deadline;
+    return call;
+  }
+
+  private afterCooperative(call: CooperativeCall<T>, inner: Promise<T>): Promise<T> {
+    return inner.then(
       (value) => {
-        release();
+        call.release();
         return value;
       },
-      (error: unknown) => {
-        release();
-        if (!scope.abortedHere || parentScope.aborted || !isTimeoutFault(error, scope.reason)) throw error;
-        return this.rejected(context, timeout, error);
-      },
+      (error: unknown) => call.failed(error),
     );
   }
 
   private runAggressive(next: StrategyNext<T>, context: ResilienceContext, timeout: number): Promise<T> {
     // The inner call may outlive this strategy, so it runs on its own copy of the context.
-    const scope = new LinkedCancellationScope(context._scope);
-    const inner = context._fork(scope);
-    inner._deadline = Math.min(context._deadline, this.time.now() + timeout);
-    return new Promise<T>((resolve, reject) => {
-      let settled = false;
-      const handle = this.time.setTimeout(() => {
-        settled = true;
-        const reason = timeoutReason(timeout);
-        scope.abort(reason);
-        scope.dispose();
-        this.rejected(context, timeout, reason).then(resolve, reject);
-      }, timeout);
-      const finish = (): boolean => {
-        if (settled) return false;
-        settled = true;
-        this.time.clearTimeout(handle);
-        scope.dispose();
-        if (inner.hasProperties) context.properties.addOrReplace(inner.properties);
-        return true;
-      };
-      next(inner).then(
-        (value) => {
-          if (finish()) resolve(value);
-        },
-        (error: unknown) => {
-          // After the deadline the late failure is discarded (and thereby handled).
-          if (finish()) reject(error);
-        },
-      );
-    });
+    const call = new AggressiveCall<T>(this, context, timeout);
+    const inner = context._fork(call);
+    const deadline = this.deadlines.add(call, timeout);
+    if (deadline < inner._deadline) inner._deadline = deadline;
+    const promise = new Promise<T>(captureSettlers);
+    call.resolve = settlers.resolve as (value: T) => void;
+    call.reject = settlers.reject!;
+    call.inner = inner;
+    next(inner).then(
+      (value) => call.fulfilled(value),
+      (error: unknown) => call.failed(error),
+    );
+    return promise;
   }
 
-  private async rejected(context: ResilienceContext, timeout: number, cause: unknown): Promise<never> {
+  /**
+   * An aggressive call inside an inline run: the callback's outcome settles the call's promise directly
+   * (no closures); the run's exit does the bookkeeping that `fulfilled`/`failed` do otherwise.
+   */
+  private enterAggressive(context: ResilienceContext, next: StrategyNext<T>): AggressiveCall<T> {
+    const call = new AggressiveCall<T>(this, context, this.timeout);
+    const inner = context._fork(call);
+    const deadline = this.deadlines.add(call, this.timeout);
+    if (deadline < inner._deadline) inner._deadline = deadline;
+    call.promise = new Promise<T>(captureSettlers);
+    call.resolve = settlers.resolve as (value: T) => void;
+    call.reject = settlers.reject!;
+    call.inner = inner;
+    // After the deadline, a late outcome meets a settled promise and is discarded (and thereby handled).
+    next(inner).then(call.resolve, call.reject);
+    return call;
+  }
+
+  /** @internal Takes a call's deadline out of the queue. */
+  release(entry: DeadlineEntry): void {
+    this.deadlines.remove(entry);
+  }
+
+  /** @internal Reports the timeout and builds the error the caller sees. */
+  async rejected(context: ResilienceContext, timeout: number, cause: unknown): Promise<never> {
     const error = new TimeoutRejectedError(timeout, { cause });
     error.source = {
       pipelineName: this.telemetry.source.pipelineName,
@@ -118,6 +166,109 @@ export class TimeoutStrategy<T> implements ResilienceStrategy<T> {
     this.telemetry.report('OnTimeout', 'error', context, { timeout });
     if (this.options.onTimeout) await this.options.onTimeout({ context, timeout });
     throw error;
+  }
+}
+
+/** Where `captureSettlers` leaves a new promise's resolve and reject (read right after `new Promise`). */
+const settlers: { resolve?: (value: never) => void; reject?: (reason: unknown) => void } = {};
+
+function captureSettlers(resolve: (value: never) => void, reject: (reason: unknown) => void): void {
+  settlers.resolve = resolve;
+  settlers.reject = reject;
+}
+
+/**
+ * One call under a timeout: the cancellation scope the inner pipeline runs under, and the entry of its
+ * deadline. Everything a call needs lives in this one object.
+ */
+abstract class TimedCall<T> extends LinkedCancellationScope implements DeadlineEntry {
+  deadline = 0;
+  previousEntry: DeadlineEntry | undefined = undefined;
+  nextEntry: DeadlineEntry | undefined = undefined;
+  queued = false;
+  timer: TimerHandle = undefined;
+
+  constructor(
+    protected readonly strategy: TimeoutStrategy<T>,
+    protected readonly context: ResilienceContext,
+    protected readonly timeout: number,
+    parent: CancellationScope,
+  ) {
+    super(parent);
+  }
+
+  abstract onDeadline(): void;
+}
+
+/** Cooperative: the deadline aborts the signal; the strategy waits for the callback to finish. */
+class CooperativeCall<T> extends TimedCall<T> {
+  private readonly parentScope: CancellationScope;
+  private readonly parentDeadline: number;
+
+  constructor(strategy: TimeoutStrategy<T>, context: ResilienceContext, timeout: number) {
+    super(strategy, context, timeout, context._scope);
+    this.parentScope = context._scope;
+    this.parentDeadline = context._deadline;
+  }
+
+  onDeadline(): void {
+    this.abort(timeoutReason(this.timeout));
+  }
+
+  release(): void {
+    this.strategy.release(this);
+    this.dispose();
+    this.context._scope = this.parentScope;
+    this.context._deadline = this.parentDeadline;
+  }
+
+  failed(error: unknown): Promise<never> {
+    this.release();
+    if (!this.abortedHere || this.parentScope.aborted || !isTimeoutFault(error, this.reason)) throw error;
+    return this.strategy.rejected(this.context, this.timeout, error);
+  }
+}
+
+/** Aggressive: the deadline rejects the call at once; a late outcome of the callback is discarded. */
+class AggressiveCall<T> extends TimedCall<T> {
+  resolve!: (value: T) => void;
+  reject!: (reason: unknown) => void;
+  inner!: ResilienceContext;
+  /** The call's own promise when it runs inside an inline run. */
+  promise: Promise<T> | undefined = undefined;
+  private settled = false;
+
+  constructor(strategy: TimeoutStrategy<T>, context: ResilienceContext, timeout: number) {
+    super(strategy, context, timeout, context._scope);
+  }
+
+  onDeadline(): void {
+    this.settled = true;
+    const reason = timeoutReason(this.timeout);
+    this.abort(reason);
+    this.dispose();
+    // Resolving with the rejection locks the call's promise now: a value arriving while onTimeout runs is
+    // discarded (inside an inline run the callback's outcome reaches the resolvers directly).
+    (this.resolve as (value: Promise<never>) => void)(this.strategy.rejected(this.context, this.timeout, reason));
+  }
+
+  fulfilled(value: T): void {
+    if (this.finish()) this.resolve(value);
+  }
+
+  failed(error: unknown): void {
+    // After the deadline the late failure is discarded (and thereby handled).
+    if (this.finish()) this.reject(error);
+  }
+
+  /** Releases the deadline and keeps the inner properties, once, if the call ended before its deadline. */
+  finish(): boolean {
+    if (this.settled) return false;
+    this.settled = true;
+    this.strategy.release(this);
+    this.dispose();
+    if (this.inner.hasProperties) this.context.properties.addOrReplace(this.inner.properties);
+    return true;
   }
 }
 
