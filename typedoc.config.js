@@ -1,0 +1,42 @@
+// @ts-check
+// The documentation site (`npm run docs` → docs-site/): the API reference of every public entry point and
+// the guides of docs/ as pages. Any warning fails the build: an undocumented export, a broken link, an
+// unknown tag.
+import { OptionDefaults } from 'typedoc';
+
+/** @type {Partial<import('typedoc').TypeDocOptions>} */
+export default {
+  name: 'nest-resilience',
+  entryPoints: [
+    'src/index.ts',
+    'src/core/index.ts',
+    'src/nest/index.ts',
+    'src/testing/index.ts',
+    'src/redis/index.ts',
+    'src/nest/http/index.ts',
+    'src/oauth/index.ts',
+    'src/nest/oauth/index.ts',
+  ],
+  tsconfig: 'tsconfig.build.json',
+  out: 'docs-site',
+  readme: 'README.md',
+  projectDocuments: ['docs/*.md', 'CHANGELOG.md'],
+  sort: ['kind', 'alphabetical'],
+  excludePrivate: true,
+  excludeProtected: true,
+  excludeInternal: true,
+  excludeExternals: true,
+  modifierTags: [...OptionDefaults.modifierTags, '@publicApi'],
+  validation: {
+    notExported: true,
+    invalidLink: true,
+    invalidPath: true,
+    rewrittenLink: true,
+    notDocumented: true,
+    unusedMergeModuleWith: true,
+  },
+  treatWarningsAsErrors: true,
+  treatValidationWarningsAsErrors: true,
+  githubPages: false,
+  hideGenerator: true,
+};
