@@ -6,13 +6,13 @@
  */
 export type Outcome<T> = SuccessOutcome<T> | FailureOutcome;
 
-/** @publicApi */
+/** A call that returned `value`. @publicApi */
 export interface SuccessOutcome<T> {
   readonly ok: true;
   readonly value: T;
 }
 
-/** @publicApi */
+/** A call that threw (or rejected with) `error`, which may be any value. @publicApi */
 export interface FailureOutcome {
   readonly ok: false;
   readonly error: unknown;

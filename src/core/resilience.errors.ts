@@ -69,7 +69,7 @@ function hasKind(error: unknown, kind: string): boolean {
   return typeof error === 'object' && error !== null && (error as Record<symbol, unknown>)[RESILIENCE_ERROR] === kind;
 }
 
-/** @publicApi */
+/** Whether `error` is any error of this library (a `ResilienceError`). @publicApi */
 export function isResilienceError(error: unknown): error is ResilienceError {
   return typeof error === 'object' && error !== null && RESILIENCE_ERROR in error;
 }
@@ -194,15 +194,15 @@ brand(UnknownPipelineError);
 export function isBrokenCircuitError(error: unknown): error is BrokenCircuitError {
   return hasKind(error, 'BrokenCircuitError');
 }
-/** @publicApi */
+/** Whether `error` is an `IsolatedCircuitError` (the circuit is held open by hand). @publicApi */
 export function isIsolatedCircuitError(error: unknown): error is IsolatedCircuitError {
   return hasKind(error, 'IsolatedCircuitError');
 }
-/** @publicApi */
+/** Whether `error` is a `TimeoutRejectedError`. @publicApi */
 export function isTimeoutRejectedError(error: unknown): error is TimeoutRejectedError {
   return hasKind(error, 'TimeoutRejectedError');
 }
-/** @publicApi */
+/** Whether `error` is a `RateLimiterRejectedError`. @publicApi */
 export function isRateLimiterRejectedError(error: unknown): error is RateLimiterRejectedError {
   return hasKind(error, 'RateLimiterRejectedError');
 }

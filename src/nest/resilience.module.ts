@@ -25,6 +25,10 @@ import { CIRCUIT_BREAKER_STATE_STORE, RESILIENCE_TIME_PROVIDER } from './resilie
  * `ResiliencePipelineRegistry`, binds `@Retry`, `@CircuitBreaker`, `@Fallback`, `@Timeout` and
  * `@UseResiliencePipeline` on providers and controllers, and maps rejections to HTTP statuses.
  *
+ * @property forRoot - Configures the module once for the application: `ResilienceModuleOptions` plus
+ *   `isGlobal` (default true). Every pipeline and decorator is validated when the application starts.
+ * @property forRootAsync - `forRoot` with options from `useFactory` (with `inject` and `imports`),
+ *   `useClass` or `useExisting`, for example from `ConfigService`.
  * @publicApi
  */
 @Module({

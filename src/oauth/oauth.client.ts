@@ -16,7 +16,7 @@ import { InMemoryPendingAuthorizationStore, type PendingAuthorizationStore } fro
 import { calculateCodeChallenge, generateCodeVerifier, generateOpaqueToken } from './pkce.helper.js';
 import { getOAuthErrorCode, handleTransientTokenFailure } from './token-endpoint.predicates.js';
 
-/** @publicApi */
+/** Options of an `OAuthClient`: the provider, the client's registration and the pipeline its requests run through. @publicApi */
 export interface OAuthClientOptions {
   /** The provider's issuer URL (its metadata is discovered from it, unless `endpoints` are given). */
   issuer: string;
@@ -67,7 +67,7 @@ export interface OAuthTokens {
   readonly scope: string | undefined;
 }
 
-/** @publicApi */
+/** A login started by `startLogin`: where to send the browser, and the binding cookie to set. @publicApi */
 export interface StartedLogin {
   /** Send the browser here. */
   readonly authorizationUrl: string;
@@ -76,7 +76,7 @@ export interface StartedLogin {
   readonly browserBinding: string;
 }
 
-/** @publicApi */
+/** A login finished by `completeLogin`: the tokens, the verified ID-token claims and where to return. @publicApi */
 export interface CompletedLogin {
   readonly tokens: OAuthTokens;
   /** The verified ID token's claims. */

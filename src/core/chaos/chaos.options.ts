@@ -3,7 +3,7 @@ import type { Outcome } from '../outcome.model.js';
 import type { OptionsValidator } from '../utils/options.validation.js';
 import { RULES } from '../resilience.messages.js';
 
-/** @publicApi */
+/** What the generators of a chaos strategy receive: the call's context. @publicApi */
 export interface ChaosGeneratorArguments {
   readonly context: ResilienceContext;
 }
@@ -23,7 +23,7 @@ export interface ChaosStrategyOptions {
   random?: () => number;
 }
 
-/** @publicApi */
+/** Options of `addChaosFault`: throws `fault` instead of calling, at `injectionRate`. @publicApi */
 export interface ChaosFaultOptions extends ChaosStrategyOptions {
   /** The error thrown instead of calling. Give this or `faultGenerator`. */
   fault?: unknown;
@@ -31,7 +31,7 @@ export interface ChaosFaultOptions extends ChaosStrategyOptions {
   onFaultInjected?: (args: ChaosGeneratorArguments & { readonly fault: unknown }) => void | PromiseLike<void>;
 }
 
-/** @publicApi */
+/** Options of `addChaosLatency`: waits `latency` milliseconds before calling, at `injectionRate`. @publicApi */
 export interface ChaosLatencyOptions extends ChaosStrategyOptions {
   /** Milliseconds added before the call. Default 30000 (as Simmy). */
   latency?: number;
@@ -39,7 +39,7 @@ export interface ChaosLatencyOptions extends ChaosStrategyOptions {
   onLatencyInjected?: (args: ChaosGeneratorArguments & { readonly latency: number }) => void | PromiseLike<void>;
 }
 
-/** @publicApi */
+/** Options of `addChaosOutcome`: returns `outcome` instead of calling, at `injectionRate`. @publicApi */
 export interface ChaosOutcomeOptions<T = unknown> extends ChaosStrategyOptions {
   /** The outcome returned instead of calling. Give this or `outcomeGenerator`. */
   outcome?: Outcome<T>;
@@ -47,7 +47,7 @@ export interface ChaosOutcomeOptions<T = unknown> extends ChaosStrategyOptions {
   onOutcomeInjected?: (args: ChaosGeneratorArguments & { readonly outcome: Outcome<T> }) => void | PromiseLike<void>;
 }
 
-/** @publicApi */
+/** Options of `addChaosBehavior`: runs `behavior` before calling, at `injectionRate`. @publicApi */
 export interface ChaosBehaviorOptions extends ChaosStrategyOptions {
   /** Runs before the call (e.g. drops a connection, fills a disk). Required. */
   behavior?: (args: ChaosGeneratorArguments) => void | PromiseLike<void>;

@@ -14,13 +14,13 @@ import type {
 import { MAX_WINDOW_SIZE } from './circuit-breaker.constants.js';
 import { RULES } from '../resilience.messages.js';
 
-/** @publicApi */
+/** What `shouldHandle` of a circuit breaker receives: the call's outcome and context. @publicApi */
 export interface CircuitBreakerPredicateArguments<T> {
   readonly outcome: Outcome<T>;
   readonly context: ResilienceContext;
 }
 
-/** @publicApi */
+/** What `onOpened` receives when the circuit opens. @publicApi */
 export interface OnCircuitOpenedArguments<T> {
   readonly context: ResilienceContext;
   /** The failure that opened the circuit; absent when it opened on a hung probe or by hand. */
@@ -32,7 +32,7 @@ export interface OnCircuitOpenedArguments<T> {
   readonly isManual: boolean;
 }
 
-/** @publicApi */
+/** What `onClosed` receives when the circuit closes. @publicApi */
 export interface OnCircuitClosedArguments<T> {
   readonly context: ResilienceContext | undefined;
   /** The probe outcome that closed the circuit; absent when closed by hand. */
@@ -41,12 +41,12 @@ export interface OnCircuitClosedArguments<T> {
   readonly isManual: boolean;
 }
 
-/** @publicApi */
+/** What `onHalfOpened` receives when the break has elapsed and a probe is let through. @publicApi */
 export interface OnCircuitHalfOpenedArguments {
   readonly context: ResilienceContext;
 }
 
-/** @publicApi */
+/** What `onStateChange` receives on every transition, whatever its cause. @publicApi */
 export interface OnCircuitStateChangeArguments {
   readonly from: CircuitState;
   readonly to: CircuitState;
@@ -55,7 +55,7 @@ export interface OnCircuitStateChangeArguments {
   readonly context: ResilienceContext | undefined;
 }
 
-/** @publicApi */
+/** Options of `addCircuitBreaker` (and the `circuitBreaker` section of a pipeline configuration). @publicApi */
 export interface CircuitBreakerStrategyOptions<T = unknown> {
   /** Names the strategy in telemetry, error messages and (with the pipeline name) the circuit key. */
   name?: string;

@@ -29,7 +29,7 @@ export interface CircuitHealth {
   readonly failureRatio: number;
 }
 
-/** @publicApi */
+/** What `breakDurationGenerator` receives each time the circuit opens. @publicApi */
 export interface BreakDurationGeneratorArguments {
   readonly failureCount: number;
   readonly failureRatio: number;
@@ -82,7 +82,7 @@ export type CircuitTransitionReason =
   | 'manual-close'
   | 'restored';
 
-/** @publicApi */
+/** One state change of a circuit, as a state store reports it. @publicApi */
 export interface CircuitTransition {
   readonly from: CircuitState;
   readonly to: CircuitState;

@@ -3,21 +3,21 @@ import type { Outcome } from '../outcome.model.js';
 import type { StrategyNext } from '../resilience-strategy.interface.js';
 import type { OptionsValidator } from '../utils/options.validation.js';
 
-/** @publicApi */
+/** What `shouldHandle` of the hedging strategy receives for each attempt's outcome. @publicApi */
 export interface HedgingPredicateArguments<T> {
   readonly outcome: Outcome<T>;
   /** The context of the attempt that produced the outcome. */
   readonly context: ResilienceContext;
 }
 
-/** @publicApi */
+/** What `delayGenerator` receives before each hedged attempt. @publicApi */
 export interface HedgingDelayGeneratorArguments {
   readonly context: ResilienceContext;
   /** The hedged attempt about to be waited for (1 for the first hedge). */
   readonly attemptNumber: number;
 }
 
-/** @publicApi */
+/** What `actionGenerator` receives to produce a hedged attempt. @publicApi */
 export interface HedgingActionGeneratorArguments<T> {
   /** The caller's context. */
   readonly primaryContext: ResilienceContext;
@@ -28,14 +28,14 @@ export interface HedgingActionGeneratorArguments<T> {
   readonly callback: StrategyNext<T>;
 }
 
-/** @publicApi */
+/** What `onHedging` receives when a hedged attempt starts. @publicApi */
 export interface OnHedgingArguments {
   readonly primaryContext: ResilienceContext;
   readonly actionContext: ResilienceContext;
   readonly attemptNumber: number;
 }
 
-/** @publicApi */
+/** Options of `addHedging` (and the `hedging` section of a pipeline configuration). @publicApi */
 export interface HedgingStrategyOptions<T = unknown> {
   name?: string;
   /** Hedged attempts besides the primary one, 1 … 10. Default 1. */
@@ -59,7 +59,7 @@ export interface HedgingStrategyOptions<T = unknown> {
 
 /** Polly's defaults. @publicApi */
 export const DEFAULT_HEDGING_DELAY = 2_000;
-/** @publicApi */
+/** Hedged attempts besides the primary one by default (Polly v8: one). @publicApi */
 export const DEFAULT_MAX_HEDGED_ATTEMPTS = 1;
 
 /** @internal */

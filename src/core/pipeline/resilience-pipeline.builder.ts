@@ -31,7 +31,7 @@ import { OptionsValidator } from '../utils/options.validation.js';
 import { ResiliencePipeline, type ResilienceStrategyDescription } from './resilience.pipeline.js';
 import { RULES } from '../resilience.messages.js';
 
-/** @publicApi */
+/** Options of a `ResiliencePipelineBuilder`: the pipeline's names, clock, random source and telemetry listeners. @publicApi */
 export interface ResiliencePipelineBuilderOptions {
   /** Names the pipeline in telemetry, errors and validation messages. */
   name?: string;

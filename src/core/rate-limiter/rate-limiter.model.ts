@@ -17,6 +17,7 @@ export interface RateLimitLease {
  * @publicApi
  */
 export interface RateLimiter {
+  /** Asks for a permit for one call (synchronously when the answer is known at once); release the lease when the call ends. */
   acquire(context: ResilienceContext): RateLimitLease | Promise<RateLimitLease>;
   /** True when the limiter holds nothing worth keeping (full, no permits out, nobody queued). */
   isIdle(): boolean;

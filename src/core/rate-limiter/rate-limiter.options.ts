@@ -22,17 +22,17 @@ export type RateLimitDefinition =
   | { kind: 'sliding-window'; permitLimit: number; window: number; segmentsPerWindow?: number; queueLimit?: number }
   | { kind: 'concurrency'; permitLimit: number; queueLimit?: number };
 
-/** @publicApi */
+/** The kinds of limit: `concurrency`, `token-bucket`, `fixed-window`, `sliding-window`. @publicApi */
 export type RateLimitKind = RateLimitDefinition['kind'];
 
-/** @publicApi */
+/** What `onRejected` receives when a call is refused. @publicApi */
 export interface OnRateLimiterRejectedArguments {
   readonly context: ResilienceContext;
   /** Milliseconds after which a permit may be free, when the limiter can tell. */
   readonly retryAfter: number | undefined;
 }
 
-/** @publicApi */
+/** Options of `addRateLimiter` (and the `rateLimiter` section of a pipeline configuration). @publicApi */
 export interface RateLimiterStrategyOptions {
   name?: string;
   /** The kind of limit, with its fields below; or give `limits` (chained) or a ready `limiter`. */

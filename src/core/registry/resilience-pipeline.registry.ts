@@ -31,7 +31,7 @@ import {
   type LimiterInfo,
 } from './registry.inspection.js';
 
-/** @publicApi */
+/** Options of a `ResiliencePipelineRegistry`: the clock, telemetry, predicates and circuit store its pipelines share. @publicApi */
 export interface ResiliencePipelineRegistryOptions {
   /** Named pipelines as data. */
   pipelines?: Readonly<Record<string, PipelineConfig>>;

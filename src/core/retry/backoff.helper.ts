@@ -11,7 +11,7 @@ export interface BackoffState {
   previous: number;
 }
 
-/** @publicApi */
+/** The options `computeBackoffDelay` needs: backoff type, base delay, jitter and cap. @publicApi */
 export interface BackoffOptions {
   readonly backoffType: BackoffType;
   readonly delay: number;

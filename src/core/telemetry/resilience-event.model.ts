@@ -14,7 +14,7 @@ export interface ResilienceTelemetrySource {
   readonly strategyType: string;
 }
 
-/** @publicApi */
+/** Arguments of `ExecutionAttempt`: one attempt of a retry or hedging strategy finished. @publicApi */
 export interface ExecutionAttemptEventArguments {
   readonly outcome: Outcome<unknown>;
   readonly attemptNumber: number;
@@ -24,7 +24,7 @@ export interface ExecutionAttemptEventArguments {
   readonly handled: boolean;
 }
 
-/** @publicApi */
+/** Arguments of `OnRetry`: a handled outcome will be retried after `retryDelay` milliseconds. @publicApi */
 export interface RetryEventArguments {
   readonly outcome: Outcome<unknown>;
   readonly attemptNumber: number;
@@ -32,7 +32,7 @@ export interface RetryEventArguments {
   readonly duration: number;
 }
 
-/** @publicApi */
+/** Arguments of `OnRetryGiveUp`: a handled outcome will not be retried. @publicApi */
 export interface RetryGiveUpEventArguments {
   readonly outcome: Outcome<unknown>;
   readonly attemptNumber: number;
@@ -40,17 +40,17 @@ export interface RetryGiveUpEventArguments {
   readonly reason: 'max-attempts' | 'deadline' | 'budget';
 }
 
-/** @publicApi */
+/** Arguments of `OnTimeout`: a call was cancelled after `timeout` milliseconds. @publicApi */
 export interface TimeoutEventArguments {
   readonly timeout: number;
 }
 
-/** @publicApi */
+/** Arguments of `OnFallback`: a handled outcome was replaced by the fallback. @publicApi */
 export interface FallbackEventArguments {
   readonly outcome: Outcome<unknown>;
 }
 
-/** @publicApi */
+/** Arguments of `OnCircuitOpened`: the circuit opened for `breakDuration` milliseconds. @publicApi */
 export interface CircuitOpenedEventArguments {
   readonly breakDuration: number;
   readonly reason: string;
@@ -60,12 +60,12 @@ export interface CircuitOpenedEventArguments {
     { readonly throughput: number; readonly failures: number; readonly failureRatio: number } | undefined;
 }
 
-/** @publicApi */
+/** Arguments of `OnCircuitClosed`: the circuit closed again. @publicApi */
 export interface CircuitClosedEventArguments {
   readonly reason: string;
 }
 
-/** @publicApi */
+/** Arguments of `PipelineExecuted`: an execution of the whole pipeline finished. @publicApi */
 export interface PipelineExecutedEventArguments {
   readonly outcome: Outcome<unknown>;
   readonly duration: number;
@@ -115,5 +115,6 @@ export type ResilienceEvent = {
  * @publicApi
  */
 export interface TelemetryListener {
+  /** Receives one event; called synchronously by the strategy that emits it. */
   write(event: ResilienceEvent): void;
 }

@@ -29,7 +29,7 @@ import {
   type StandardHttpPipelineOptions,
 } from './standard-http-pipeline.js';
 
-/** @publicApi */
+/** Options of `ResilientHttpModule.register`: axios defaults plus the client's name and pipeline. @publicApi */
 export interface ResilientHttpModuleOptions extends AxiosRequestConfig {
   /** Names the client (its injection token is `getResilientHttpClientToken(name)`). Default `default`. */
   name?: string;
@@ -101,6 +101,7 @@ function isAsync(spec: ClientSpec): spec is ResilientHttpModuleAsyncOptions {
  */
 @Module({})
 export class ResilientHttpModule {
+  /** A `ResilientHttpClient` provider (named by `options.name`, `default` otherwise) on its own axios instance. */
   static register(options: ResilientHttpModuleOptions = {}): DynamicModule {
     return ResilientHttpModule.clients([options]);
   }

@@ -21,7 +21,7 @@ import {
 } from '../../oauth/index.js';
 import { RESILIENCE_STORE_HANDLE, type ResilienceStoreHandle } from '../resilience-store.factory.js';
 
-/** @publicApi */
+/** Options of `OAuthModule.register`: those of `OAuthClient`, with the pipeline named from the registry. @publicApi */
 export interface OAuthModuleOptions extends Omit<OAuthClientOptions, 'pipeline' | 'pendingStore'> {
   /** A registry pipeline for discovery and token requests, by name. Default: `defaultTokenPipeline()`. */
   pipeline?: string;
@@ -32,7 +32,7 @@ export interface OAuthModuleOptions extends Omit<OAuthClientOptions, 'pipeline' 
   pendingStore?: PendingAuthorizationStore;
 }
 
-/** @publicApi */
+/** Options of `OAuthModule.registerAsync`: a factory of the options, with its imports and injected providers. @publicApi */
 export interface OAuthModuleAsyncOptions extends Pick<ModuleMetadata, 'imports'> {
   inject?: FactoryProvider['inject'];
   useFactory: (...args: never[]) => OAuthModuleOptions | Promise<OAuthModuleOptions>;
@@ -96,10 +96,12 @@ export class OAuthExceptionFilter implements ExceptionFilter {
  */
 @Module({})
 export class OAuthModule {
+  /** Provides `OAuthClientService` configured with `options`, and `OAuthExceptionFilter` for its failures. */
   static register(options: OAuthModuleOptions): DynamicModule {
     return OAuthModule.registerAsync({ useFactory: () => options });
   }
 
+  /** `register` with options from a factory (for example from `ConfigService`). */
   static registerAsync(options: OAuthModuleAsyncOptions): DynamicModule {
     return {
       module: OAuthModule,
