@@ -27,6 +27,32 @@ export default {
   excludeInternal: true,
   excludeExternals: true,
   modifierTags: [...OptionDefaults.modifierTags, '@publicApi'],
+  highlightLanguages: [...OptionDefaults.highlightLanguages, 'csharp', 'java', 'text'],
+  plugin: ['./typedoc.plugin.js'],
+  // Types the public API mentions that are not exported themselves (an implementation detail of a
+  // signature, or a constructor parameter only Nest's injector fills).
+  intentionallyNotExported: [
+    'ErrorClass',
+    'QueueEntry',
+    'ResilientHttpClientSettings',
+    'ResilienceStoreHandle',
+    'RedisStoreConfig',
+  ],
+  // The Redis options and the module's store option are being retyped (structurally, in src/redis);
+  // their comments come with that change, which must then remove these names.
+  intentionallyNotDocumented: [
+    'index.ResilienceModuleOptions',
+    'index.ResilienceModuleOptions.telemetryListeners',
+    'redis.StoreLogger.log',
+    'redis.StoreLogger.warn',
+    'redis.RedisCircuitBreakerStateStoreOptions',
+    'redis.RedisCircuitBreakerStateStoreOptions.timeProvider',
+    'redis.RedisRateLimiterOptions',
+    'redis.RedisRateLimiterOptions.client',
+    'redis.RedisRateLimiterOptions.limit',
+    'redis.RedisRateLimiterOptions.logger',
+    'redis.RedisRateLimiterOptions.timeProvider',
+  ],
   validation: {
     notExported: true,
     invalidLink: true,

@@ -2,7 +2,9 @@ const RESILIENCE_ERROR = Symbol.for('nest-resilience.error');
 
 /** Where a rejection came from: the pipeline and strategy that produced it. @publicApi */
 export interface ResilienceErrorSource {
+  /** The pipeline's name, when it has one. */
   readonly pipelineName?: string;
+  /** The strategy's `name` option, when set. */
   readonly strategyName?: string;
 }
 

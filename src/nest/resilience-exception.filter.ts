@@ -17,7 +17,9 @@ import { toResilienceRpcError } from './rpc/resilience-rpc.error.js';
 
 /** The HTTP answer for a resilience rejection. @publicApi */
 export interface ResilienceHttpError {
+  /** The HTTP status: 503, 429 or 504. */
   readonly status: number;
+  /** The status's reason phrase, e.g. `Service Unavailable`. */
   readonly error: string;
   /** Seconds for the `Retry-After` header, when known. */
   readonly retryAfterSeconds: number | undefined;

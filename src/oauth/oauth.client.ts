@@ -22,6 +22,7 @@ export interface OAuthClientOptions {
   issuer: string;
   /** The provider's endpoints, when it offers no discovery document. */
   endpoints?: OAuthEndpoints;
+  /** The client's identifier at the provider. */
   clientId: string;
   /** For a confidential client (sent with HTTP Basic). Without it the client is public. */
   clientSecret?: string;
@@ -43,15 +44,21 @@ export interface OAuthClientOptions {
   pipeline?: ResiliencePipeline<unknown>;
   /** Where pending logins wait. Default: in memory. */
   pendingStore?: PendingAuthorizationStore;
+  /** The clock for expiry times and the pipeline. Default: the system clock. */
   timeProvider?: TimeProvider;
 }
 
 /** Endpoints given by hand instead of discovered. @publicApi */
 export interface OAuthEndpoints {
+  /** The authorization endpoint the browser is sent to. */
   authorization: string;
+  /** The token endpoint. */
   token: string;
+  /** The JSON Web Key Set that signs ID tokens. */
   jwks: string;
+  /** The UserInfo endpoint, for `userInfo()`. */
   userinfo?: string;
+  /** The end-session endpoint, for `logoutUrl()`. */
   endSession?: string;
   /** Whether the provider sends `iss` in authorization responses (RFC 9207). Default true. */
   issuerInResponses?: boolean;
@@ -59,11 +66,15 @@ export interface OAuthEndpoints {
 
 /** Tokens after a completed login or refresh. @publicApi */
 export interface OAuthTokens {
+  /** The access token. */
   readonly accessToken: string;
+  /** The refresh token, when the provider issued one. */
   readonly refreshToken: string | undefined;
+  /** The ID token, when the provider issued one (verified before it is returned). */
   readonly idToken: string | undefined;
   /** Milliseconds since the epoch, when the provider said. */
   readonly expiresAt: number | undefined;
+  /** The granted scopes, space-separated, when the provider said. */
   readonly scope: string | undefined;
 }
 
@@ -71,6 +82,7 @@ export interface OAuthTokens {
 export interface StartedLogin {
   /** Send the browser here. */
   readonly authorizationUrl: string;
+  /** The `state` of the authorization request. */
   readonly state: string;
   /** Set as an HttpOnly cookie: the callback must come back with it (the login is bound to this browser). */
   readonly browserBinding: string;
@@ -78,6 +90,7 @@ export interface StartedLogin {
 
 /** A login finished by `completeLogin`: the tokens, the verified ID-token claims and where to return. @publicApi */
 export interface CompletedLogin {
+  /** The tokens of the login. */
   readonly tokens: OAuthTokens;
   /** The verified ID token's claims. */
   readonly claims: JWTPayload;

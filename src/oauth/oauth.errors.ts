@@ -29,7 +29,9 @@ export type OAuthFailureCode =
  */
 export class OAuthFailure extends ResilienceError {
   constructor(
+    /** Stable code of the failure, for logs and error bodies. */
     readonly code: OAuthFailureCode,
+    /** The HTTP status to answer with. */
     readonly status: number,
     message: string,
     /** The provider's `error` (RFC 6749 §4.1.2.1, §5.2), when it sent one. */

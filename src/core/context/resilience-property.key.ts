@@ -14,6 +14,7 @@ export class ResiliencePropertyKey<T> {
   /** Never set: carries the value type for the compiler. */
   declare readonly __type?: T;
 
+  /** @param key - The key's name: keys with the same name share one entry. */
   constructor(readonly key: string) {}
 
   /** The key's name, for logs. */

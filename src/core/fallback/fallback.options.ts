@@ -7,6 +7,7 @@ import { RULES } from '../resilience.messages.js';
 export interface FallbackArguments<T> {
   /** The handled outcome that is being replaced. */
   readonly outcome: Outcome<T>;
+  /** The call's context. */
   readonly context: ResilienceContext;
 }
 

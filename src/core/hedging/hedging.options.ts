@@ -5,6 +5,7 @@ import type { OptionsValidator } from '../utils/options.validation.js';
 
 /** What `shouldHandle` of the hedging strategy receives for each attempt's outcome. @publicApi */
 export interface HedgingPredicateArguments<T> {
+  /** The outcome of one attempt. */
   readonly outcome: Outcome<T>;
   /** The context of the attempt that produced the outcome. */
   readonly context: ResilienceContext;
@@ -12,6 +13,7 @@ export interface HedgingPredicateArguments<T> {
 
 /** What `delayGenerator` receives before each hedged attempt. @publicApi */
 export interface HedgingDelayGeneratorArguments {
+  /** The caller's context. */
   readonly context: ResilienceContext;
   /** The hedged attempt about to be waited for (1 for the first hedge). */
   readonly attemptNumber: number;
@@ -23,6 +25,7 @@ export interface HedgingActionGeneratorArguments<T> {
   readonly primaryContext: ResilienceContext;
   /** The context the hedged action will run with (a copy, with its own signal). */
   readonly actionContext: ResilienceContext;
+  /** The hedged attempt to produce (1 for the first hedge). */
   readonly attemptNumber: number;
   /** The original callback (with the strategies inside hedging). */
   readonly callback: StrategyNext<T>;
@@ -30,13 +33,17 @@ export interface HedgingActionGeneratorArguments<T> {
 
 /** What `onHedging` receives when a hedged attempt starts. @publicApi */
 export interface OnHedgingArguments {
+  /** The caller's context. */
   readonly primaryContext: ResilienceContext;
+  /** The context the hedged attempt runs with. */
   readonly actionContext: ResilienceContext;
+  /** The hedged attempt starting (1 for the first hedge). */
   readonly attemptNumber: number;
 }
 
 /** Options of `addHedging` (and the `hedging` section of a pipeline configuration). @publicApi */
 export interface HedgingStrategyOptions<T = unknown> {
+  /** Names the strategy in telemetry and validation messages. */
   name?: string;
   /** Hedged attempts besides the primary one, 1 … 10. Default 1. */
   maxHedgedAttempts?: number;

@@ -2,6 +2,7 @@ import type { ResilienceContext } from '../context/resilience.context.js';
 
 /** The answer of a limiter: a permit to release, or a rejection with an estimated wait. @publicApi */
 export interface RateLimitLease {
+  /** Whether the call may run; when `false`, `retryAfter` may estimate the wait. */
   readonly acquired: boolean;
   /** When rejected: milliseconds after which a permit may be available, when the limiter can tell. */
   readonly retryAfter?: number;

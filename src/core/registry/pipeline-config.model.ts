@@ -63,6 +63,7 @@ export type FallbackConfig = Omit<FallbackStrategyOptions<unknown>, 'shouldHandl
  * @publicApi
  */
 export interface PipelineConfig {
+  /** The outermost section: replaces the final failure. */
   fallback?: FallbackConfig;
   /** A timeout around everything inside it, retries included. */
   totalTimeout?: TimeoutConfig;
@@ -70,8 +71,11 @@ export interface PipelineConfig {
   rateLimiter?: RateLimiterConfig;
   /** Shared like `rateLimiter`. */
   concurrencyLimiter?: ConcurrencyLimiterConfig;
+  /** Hedged attempts against slow or failing calls. */
   hedging?: HedgingConfig;
+  /** Retries of handled failures. */
   retry?: RetryConfig;
+  /** One circuit per pipeline instance, in the registry's store. */
   circuitBreaker?: CircuitBreakerConfig;
   /** A timeout per attempt (inside retry and the circuit breaker). */
   timeout?: TimeoutConfig;

@@ -39,8 +39,11 @@ export interface ResiliencePipelineRegistryOptions {
   predicates?: Readonly<Record<string, OutcomePredicate<unknown>>>;
   /** Where every circuit breaker of the registry keeps its state. Default: one in-memory store. */
   stateStore?: CircuitBreakerStateStore;
+  /** The clock of every pipeline. Default: the system clock. */
   timeProvider?: TimeProvider;
+  /** Listeners every pipeline reports its events to. */
   telemetryListeners?: readonly TelemetryListener[];
+  /** Random source in [0, 1) for jitter and chaos. Default `Math.random`. */
   random?: () => number;
   /** Makes the limiter of a limit marked `distributed` (e.g. a `RedisRateLimiter`); `id` names it. */
   distributedLimiter?: (id: string, options: RateLimiterStrategyOptions) => RateLimiter;
@@ -102,8 +105,11 @@ interface Entry {
  * @publicApi
  */
 export class ResiliencePipelineRegistry {
+  /** The predicates configuration can name. */
   readonly predicates = new PredicateRegistry();
+  /** Where every circuit breaker of the registry keeps its state. */
   readonly stateStore: CircuitBreakerStateStore;
+  /** The clock of every pipeline of the registry. */
   readonly timeProvider: TimeProvider;
   private readonly entries = new Map<string, Entry>();
   private readonly controls = new Map<string, CircuitBreakerManualControl>();

@@ -9,7 +9,9 @@ export type BackoffType = 'constant' | 'linear' | 'exponential';
 
 /** What `shouldHandle` of a retry strategy receives for each attempt's outcome. @publicApi */
 export interface RetryPredicateArguments<T> {
+  /** The outcome of the attempt. */
   readonly outcome: Outcome<T>;
+  /** The call's context. */
   readonly context: ResilienceContext;
   /** The attempt that produced the outcome: 0 for the original call. */
   readonly attemptNumber: number;

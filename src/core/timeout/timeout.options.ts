@@ -13,11 +13,13 @@ export type TimeoutMode = 'cooperative' | 'aggressive';
 
 /** What `timeoutGenerator` receives for each call. @publicApi */
 export interface TimeoutGeneratorArguments {
+  /** The call's context. */
   readonly context: ResilienceContext;
 }
 
 /** What `onTimeout` receives when the timeout cancels a call. @publicApi */
 export interface OnTimeoutArguments {
+  /** The context of the cancelled call. */
   readonly context: ResilienceContext;
   /** The timeout that elapsed, in milliseconds. */
   readonly timeout: number;

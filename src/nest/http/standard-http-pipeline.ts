@@ -17,7 +17,9 @@ import {
 
 /** What the HTTP client tells its pipeline about the request being made. @publicApi */
 export interface HttpRequestInfo {
+  /** The request's method, upper case. */
   readonly method: string;
+  /** The request's absolute URL. */
   readonly url: string;
   /** Safe methods, and unsafe ones marked idempotent (option or `Idempotency-Key` header). */
   readonly retryable: boolean;
@@ -70,10 +72,13 @@ export const handleRetryableHttpFailure: OutcomePredicate<unknown> = (args) => {
  * @publicApi
  */
 export interface StandardHttpPipelineOptions {
+  /** Default: 1,000 concurrent requests, no queue. */
   rateLimiter?: RateLimiterConfig | false;
   /** Default 30000 ms. */
   totalTimeout?: TimeoutConfig | false;
+  /** Default: 3 retries, exponential from 2 s with jitter, honouring `Retry-After`, at most 30 s apart. */
   retry?: RetryConfig | false;
+  /** Default: opens at 10 % failures over 30 s with at least 100 requests, for 5 s. */
   circuitBreaker?: CircuitBreakerConfig | false;
   /** Default 10000 ms. */
   attemptTimeout?: TimeoutConfig | false;

@@ -34,7 +34,9 @@ export interface OAuthModuleOptions extends Omit<OAuthClientOptions, 'pipeline' 
 
 /** Options of `OAuthModule.registerAsync`: a factory of the options, with its imports and injected providers. @publicApi */
 export interface OAuthModuleAsyncOptions extends Pick<ModuleMetadata, 'imports'> {
+  /** Providers passed to `useFactory`. */
   inject?: FactoryProvider['inject'];
+  /** Returns the options (or a promise of them). */
   useFactory: (...args: never[]) => OAuthModuleOptions | Promise<OAuthModuleOptions>;
 }
 
