@@ -17,6 +17,21 @@ export const OPTIONAL_PEERS = [
   '@nestjs/microservices',
 ];
 
+/**
+ * What each entry point may import, in its declarations and its static imports: the install table of
+ * README.md. Everything else must be loaded lazily (a dynamic `import()`) or not at all.
+ */
+export const ENTRY_PEERS: Record<string, string[]> = {
+  '.': NEST_PEERS,
+  './core': [],
+  './testing': [],
+  './nest': NEST_PEERS,
+  './http': [...NEST_PEERS, '@nestjs/axios', 'axios'],
+  './redis': ['ioredis'],
+  './oauth': ['openid-client', 'jose'],
+  './nest/oauth': [...NEST_PEERS, 'openid-client', 'jose'],
+};
+
 export interface ConsumerAppDefinition {
   name: string;
   peers: string[];

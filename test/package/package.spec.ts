@@ -8,11 +8,12 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { dirname, join, normalize } from 'node:path';
 import { promisify } from 'node:util';
-import { consumerApps, NEST_PEERS, OPTIONAL_PEERS } from './consumer-apps.js';
+import { consumerApps, ENTRY_PEERS, NEST_PEERS, OPTIONAL_PEERS } from './consumer-apps.js';
 import { documentationFiles, extractSnippets } from './markdown-snippets.js';
 import {
   createConsumerApp,
   installedPackages,
+  packagesReachableFrom,
   packLibrary,
   repoRoot,
   type ConsumerApp,
@@ -117,6 +118,25 @@ describe('the tarball', () => {
     const problems = stdout.split('\n').filter((line) => /[❌💀🥴🐛❗]|⚠️/u.test(line) && !line.includes('ignored'));
     expect(problems).toEqual([]);
     expect(stdout).toMatch(/node16 \(from ESM\): 🟢 \(ESM\)/u);
+  });
+});
+
+describe.each(Object.entries(ENTRY_PEERS))('the entry point %s', (entry, peers) => {
+  const target = (condition: 'types' | 'default') => {
+    const manifest = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
+      exports: Record<string, Record<string, string>>;
+    };
+    return join(apps.get('core-only')!.dir, 'node_modules/nest-resilience', manifest.exports[entry][condition]);
+  };
+  const describeImports = (found: Map<string, string>) =>
+    [...found].filter(([name]) => !peers.includes(name)).map(([name, file]) => `${file} imports ${name}`);
+
+  it(`has declarations that name no package but its peers (${peers.join(', ') || 'none'})`, () => {
+    expect(describeImports(packagesReachableFrom(target('types')))).toEqual([]);
+  });
+
+  it('loads no package but its peers when imported (others only lazily, when configured)', () => {
+    expect(describeImports(packagesReachableFrom(target('default')))).toEqual([]);
   });
 });
 

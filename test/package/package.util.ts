@@ -194,6 +194,44 @@ export async function createConsumerApp(dir: string, tarball: string, peers: rea
   };
 }
 
+const STATIC_IMPORT = /^\s*(?:import|export)\s(?:[^;]*?\sfrom\s)?\s*['"]([^'"]+)['"]/gm;
+const TYPE_IMPORT = /\bimport\(\s*['"]([^'"]+)['"]\s*\)/g;
+
+function packageOf(specifier: string): string {
+  const parts = specifier.split('/');
+  return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
+}
+
+/**
+ * The packages that the files reachable from `entry` (a `.js` or `.d.ts` file) import: static `import`
+ * and `export … from` statements, and in declarations `import("…")` types too. Dynamic `import()` of
+ * JavaScript is lazy and not followed. Maps each package to the first file that imports it.
+ */
+export function packagesReachableFrom(entry: string): Map<string, string> {
+  const declarations = entry.endsWith('.d.ts');
+  const found = new Map<string, string>();
+  const seen = new Set<string>();
+  const queue = [resolve(entry)];
+  while (queue.length > 0) {
+    const file = queue.pop()!;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    const text = readFileSync(file, 'utf8');
+    const specifiers = [...text.matchAll(STATIC_IMPORT)].map((match) => match[1]);
+    if (declarations) specifiers.push(...[...text.matchAll(TYPE_IMPORT)].map((match) => match[1]));
+    for (const specifier of specifiers) {
+      if (specifier.startsWith('.')) {
+        const target = join(file, '..', specifier);
+        queue.push(declarations ? target.replace(/\.js$/, '.d.ts') : target);
+      } else if (!specifier.startsWith('node:')) {
+        const name = packageOf(specifier);
+        if (!found.has(name)) found.set(name, relative(join(entry, '..'), file));
+      }
+    }
+  }
+  return found;
+}
+
 /** The packages installed in an app, read from its `node_modules`. */
 export function installedPackages(dir: string): string[] {
   const lock = JSON.parse(readFileSync(join(dir, 'node_modules/.package-lock.json'), 'utf8')) as Lock;
