@@ -41,17 +41,17 @@ export default {
   // The Redis options and the module's store option are being retyped (structurally, in src/redis);
   // their comments come with that change, which must then remove these names.
   intentionallyNotDocumented: [
-    'index.ResilienceModuleOptions',
-    'index.ResilienceModuleOptions.telemetryListeners',
-    'redis.StoreLogger.log',
-    'redis.StoreLogger.warn',
-    'redis.RedisCircuitBreakerStateStoreOptions',
-    'redis.RedisCircuitBreakerStateStoreOptions.timeProvider',
-    'redis.RedisRateLimiterOptions',
-    'redis.RedisRateLimiterOptions.client',
-    'redis.RedisRateLimiterOptions.limit',
-    'redis.RedisRateLimiterOptions.logger',
-    'redis.RedisRateLimiterOptions.timeProvider',
+    'nest-resilience.ResilienceModuleOptions',
+    'nest-resilience.ResilienceModuleOptions.telemetryListeners',
+    'nest-resilience/redis.StoreLogger.log',
+    'nest-resilience/redis.StoreLogger.warn',
+    'nest-resilience/redis.RedisCircuitBreakerStateStoreOptions',
+    'nest-resilience/redis.RedisCircuitBreakerStateStoreOptions.timeProvider',
+    'nest-resilience/redis.RedisRateLimiterOptions',
+    'nest-resilience/redis.RedisRateLimiterOptions.client',
+    'nest-resilience/redis.RedisRateLimiterOptions.limit',
+    'nest-resilience/redis.RedisRateLimiterOptions.logger',
+    'nest-resilience/redis.RedisRateLimiterOptions.timeProvider',
   ],
   validation: {
     notExported: true,
