@@ -121,6 +121,30 @@ describe('the tarball', () => {
   });
 });
 
+describe('the install table of README.md', () => {
+  it('lists, for every entry point, exactly the peers the package test holds it to', () => {
+    const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+    const section = readme.slice(
+      readme.indexOf('## Install'),
+      readme.indexOf('\n## ', readme.indexOf('## Install') + 1),
+    );
+    const table: Record<string, string[]> = {};
+    for (const row of section.split('\n').filter((line) => line.startsWith('| `'))) {
+      const [imports, , peers] = row.split('|').slice(1, 4);
+      const names = (cell: string) => [...cell.matchAll(/`([^`]+)`/g)].map((match) => match[1]);
+      const needed = [...(peers.includes('the NestJS set above') ? NEST_PEERS : []), ...names(peers)];
+      for (const name of names(imports)) {
+        const entry = name === 'nest-resilience' ? '.' : `./${name.replace(/^(nest-resilience)?\//, '')}`;
+        table[entry] = needed.sort();
+      }
+    }
+    const expected = Object.fromEntries(
+      Object.entries(ENTRY_PEERS).map(([entry, peers]) => [entry, [...peers].sort()]),
+    );
+    expect(table).toEqual(expected);
+  });
+});
+
 describe.each(Object.entries(ENTRY_PEERS))('the entry point %s', (entry, peers) => {
   const target = (condition: 'types' | 'default') => {
     const manifest = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
