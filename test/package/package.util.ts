@@ -48,7 +48,8 @@ export async function packLibrary(destination: string): Promise<PackedPackage> {
     cwd: repoRoot,
     maxBuffer: 64 * 1024 * 1024,
   });
-  const [info] = JSON.parse(stdout.slice(stdout.indexOf('['))) as {
+  // The lifecycle scripts' banners come first; the report is the JSON array that starts a line.
+  const [info] = JSON.parse(stdout.slice(stdout.search(/^\[/m))) as {
     filename: string;
     entryCount: number;
     size: number;
