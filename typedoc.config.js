@@ -17,7 +17,7 @@ export default {
     'src/oauth/index.ts',
     'src/nest/oauth/index.ts',
   ],
-  tsconfig: 'tsconfig.build.json',
+  tsconfig: 'tsconfig.docs.json',
   out: 'docs-site',
   readme: 'README.md',
   projectDocuments: ['docs/*.md', 'CHANGELOG.md'],
