@@ -28,7 +28,7 @@ export default {
   excludeExternals: true,
   modifierTags: [...OptionDefaults.modifierTags, '@publicApi'],
   highlightLanguages: [...OptionDefaults.highlightLanguages, 'csharp', 'java', 'text'],
-  plugin: ['./typedoc.plugin.js'],
+  plugin: ['./scripts/typedoc.plugin.js'],
   // Types the public API mentions that are not exported themselves (an implementation detail of a
   // signature, or a constructor parameter only Nest's injector fills).
   intentionallyNotExported: [

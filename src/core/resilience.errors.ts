@@ -153,6 +153,7 @@ export interface ValidationIssue {
  */
 export class ResilienceValidationError extends ResilienceError {
   constructor(
+    /** Every problem found: path, value and the rule it breaks. */
     readonly issues: readonly ValidationIssue[],
     title = 'Invalid resilience options',
   ) {
@@ -182,7 +183,9 @@ function describeValue(value: unknown): string {
 /** Thrown for a pipeline name the registry does not know; lists the names it does. @publicApi */
 export class UnknownPipelineError extends ResilienceError {
   constructor(
+    /** The name that was asked for. */
     readonly pipelineName: string,
+    /** The names the registry knows. */
     readonly knownNames: readonly string[],
   ) {
     super(
@@ -192,7 +195,7 @@ export class UnknownPipelineError extends ResilienceError {
 }
 brand(UnknownPipelineError);
 
-/** @publicApi */
+/** Whether `error` is a `BrokenCircuitError` (the circuit is open). @publicApi */
 export function isBrokenCircuitError(error: unknown): error is BrokenCircuitError {
   return hasKind(error, 'BrokenCircuitError');
 }
@@ -208,11 +211,11 @@ export function isTimeoutRejectedError(error: unknown): error is TimeoutRejected
 export function isRateLimiterRejectedError(error: unknown): error is RateLimiterRejectedError {
   return hasKind(error, 'RateLimiterRejectedError');
 }
-/** @publicApi */
+/** Whether `error` is a `ResilienceValidationError` (invalid options). @publicApi */
 export function isResilienceValidationError(error: unknown): error is ResilienceValidationError {
   return hasKind(error, 'ResilienceValidationError');
 }
-/** @publicApi */
+/** Whether `error` is an `UnknownPipelineError`. @publicApi */
 export function isUnknownPipelineError(error: unknown): error is UnknownPipelineError {
   return hasKind(error, 'UnknownPipelineError');
 }
