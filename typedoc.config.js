@@ -16,6 +16,9 @@ export default {
     'src/nest/http/index.ts',
     'src/oauth/index.ts',
     'src/nest/oauth/index.ts',
+    'src/opentelemetry/index.ts',
+    'src/nest/terminus/index.ts',
+    'src/nest/admin/index.ts',
   ],
   tsconfig: 'tsconfig.docs.json',
   out: 'docs-site',
@@ -37,6 +40,7 @@ export default {
     'ResilientHttpClientSettings',
     'ResilienceStoreHandle',
     'RedisStoreConfig',
+    'EventSink',
   ],
   // The Redis options and the module's store option are being retyped (structurally, in src/redis);
   // their comments come with that change, which must then remove these names.

@@ -10,7 +10,12 @@ import { Converter, ReflectionKind } from 'typedoc';
 
 /** Import paths whose folder differs from the path (see `exports` in package.json). */
 /** @type {Record<string, string>} */
-const IMPORT_PATHS = { index: 'nest-resilience', 'nest/http': 'nest-resilience/http' };
+const IMPORT_PATHS = {
+  index: 'nest-resilience',
+  'nest/http': 'nest-resilience/http',
+  'nest/terminus': 'nest-resilience/terminus',
+  'nest/admin': 'nest-resilience/admin',
+};
 
 /** @param {import('typedoc').Application} app */
 export function load(app) {

@@ -30,6 +30,9 @@ export const ENTRY_PEERS: Record<string, string[]> = {
   './redis': ['ioredis'],
   './oauth': ['openid-client', 'jose'],
   './nest/oauth': [...NEST_PEERS, 'openid-client', 'jose'],
+  './opentelemetry': ['@opentelemetry/api'],
+  './terminus': [...NEST_PEERS, '@nestjs/terminus'],
+  './admin': NEST_PEERS,
 };
 
 export interface ConsumerAppDefinition {

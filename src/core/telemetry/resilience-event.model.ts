@@ -114,6 +114,7 @@ export interface ResilienceEventMap {
   OnCircuitHalfOpened: Record<string, never>;
   /** A call the circuit did not admit (open, isolated, or half-open with its probes taken). */
   OnCircuitRejected: { readonly state: 'open' | 'half-open' | 'isolated'; readonly retryAfter: number | undefined };
+  /** A limiter rejected a call; `retryAfter` estimates the wait in milliseconds, when known. */
   OnRateLimiterRejected: { readonly retryAfter: number | undefined };
   /** A hedged attempt started. */
   OnHedging: { readonly attemptNumber: number };
