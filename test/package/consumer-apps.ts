@@ -242,6 +242,23 @@ console.log(JSON.stringify({ endpoint: url.origin + url.pathname, method: url.se
 await app.close();
 `;
 
+const openTelemetry = `
+import { ResiliencePipelineBuilder } from 'nest-resilience/core';
+import { OpenTelemetryListener } from 'nest-resilience/opentelemetry';
+
+// No SDK registered: the global providers are no-ops, and the pipeline runs as usual.
+const pipeline = new ResiliencePipelineBuilder<string>({ name: 'otel', telemetryListeners: [new OpenTelemetryListener()] })
+  .addRetry({ maxRetryAttempts: 1, delay: 1 })
+  .build();
+let calls = 0;
+const result = await pipeline.execute(() => {
+  calls += 1;
+  if (calls === 1) throw new Error('first call fails');
+  return 'ok';
+});
+console.log(JSON.stringify({ result, calls }));
+`;
+
 export const consumerApps: ConsumerAppDefinition[] = [
   {
     name: 'core-only',
@@ -284,5 +301,11 @@ export const consumerApps: ConsumerAppDefinition[] = [
     peers: [...NEST_PEERS, 'openid-client', 'jose'],
     source: nestOAuth,
     expected: { endpoint: 'https://login.example.test/authorize', method: 'S256' },
+  },
+  {
+    name: 'opentelemetry',
+    peers: ['@opentelemetry/api'],
+    source: openTelemetry,
+    expected: { result: 'ok', calls: 2 },
   },
 ];

@@ -36,6 +36,9 @@ const SNIPPET_PACKAGES = [
   'cockatiel',
   'opossum',
   '@types/opossum',
+  '@opentelemetry/api',
+  '@opentelemetry/sdk-metrics',
+  '@nestjs/terminus',
 ];
 
 let workDir: string;
