@@ -76,6 +76,7 @@ export class ResilienceExceptionFilter extends BaseExceptionFilter {
     super(adapterHost.httpAdapter);
   }
 
+  /** Answers a resilience rejection with its status (`toResilienceHttpError`), or in an RPC handler with its `ResilienceRpcError` payload. */
   override catch(exception: unknown, host: ArgumentsHost): Observable<never> | void {
     // An RPC context has no HTTP adapter and wants an Observable that errors with the reply.
     if (host.getType() === 'rpc') return this.catchRpc(exception);

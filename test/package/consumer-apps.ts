@@ -33,6 +33,7 @@ export const ENTRY_PEERS: Record<string, string[]> = {
   './opentelemetry': ['@opentelemetry/api'],
   './terminus': [...NEST_PEERS, '@nestjs/terminus'],
   './admin': NEST_PEERS,
+  './microservices': [...NEST_PEERS, '@nestjs/microservices'],
 };
 
 export interface ConsumerAppDefinition {
