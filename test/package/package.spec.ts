@@ -39,6 +39,7 @@ const SNIPPET_PACKAGES = [
   '@opentelemetry/api',
   '@opentelemetry/sdk-metrics',
   '@nestjs/terminus',
+  '@nestjs/microservices',
 ];
 
 let workDir: string;
