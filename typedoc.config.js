@@ -40,6 +40,7 @@ export default {
     'QueueEntry',
     'ResilientHttpClientSettings',
     'ResilientClientSettings',
+    'ClientSpec',
     'ResilienceStoreHandle',
     'RedisStoreConfig',
     'EventSink',
