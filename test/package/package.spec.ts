@@ -40,6 +40,7 @@ const SNIPPET_PACKAGES = [
   '@opentelemetry/sdk-metrics',
   '@nestjs/terminus',
   '@nestjs/microservices',
+  '@nestjs/config',
 ];
 
 let workDir: string;
