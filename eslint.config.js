@@ -6,7 +6,17 @@ import prettier from 'eslint-config-prettier';
 import globals from 'globals';
 
 export default defineConfig(
-  { ignores: ['dist/**', 'coverage/**', '*.config.js', 'scripts/**', 'bench/register.js', 'test/global-*.js'] },
+  {
+    ignores: [
+      'dist/**',
+      'coverage/**',
+      'docs-site/**',
+      '*.config.js',
+      'scripts/**',
+      'bench/register.js',
+      'test/global-*.js',
+    ],
+  },
   eslint.configs.recommended,
   tseslint.configs.recommendedTypeChecked,
   {

@@ -1,3 +1,9 @@
+/**
+ * The engine: pipelines, every strategy, the context, telemetry and configuration as data. No
+ * dependencies: it never loads NestJS or an optional peer.
+ *
+ * @module
+ */
 export {
   ResilienceContext,
   type ResilienceCallback,

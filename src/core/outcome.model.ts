@@ -6,15 +6,19 @@
  */
 export type Outcome<T> = SuccessOutcome<T> | FailureOutcome;
 
-/** @publicApi */
+/** A call that returned `value`. @publicApi */
 export interface SuccessOutcome<T> {
+  /** Always `true`: narrows the outcome. */
   readonly ok: true;
+  /** What the call returned. */
   readonly value: T;
 }
 
-/** @publicApi */
+/** A call that threw (or rejected with) `error`, which may be any value. @publicApi */
 export interface FailureOutcome {
+  /** Always `false`: narrows the outcome. */
   readonly ok: false;
+  /** What the call threw; any value, not only an `Error`. */
   readonly error: unknown;
 }
 

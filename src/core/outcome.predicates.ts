@@ -13,6 +13,7 @@ export type OutcomePredicate<T = unknown> = (args: OutcomePredicateArguments<T>)
 
 /** What every `shouldHandle` receives (strategies add more fields). @publicApi */
 export interface OutcomePredicateArguments<T = unknown> {
+  /** The result or error to judge. */
   readonly outcome: Outcome<T>;
   /** The context the outcome was produced under; the built-in predicates read its signal. */
   readonly context?: ResilienceContext;

@@ -23,6 +23,7 @@ export type StrategyNext<T> = (context: ResilienceContext) => Promise<T>;
  * @publicApi
  */
 export interface ResilienceStrategy<T = unknown> {
+  /** Runs `next` (the rest of the pipeline and the callback) under this strategy; resolves or rejects with the result. */
   execute(next: StrategyNext<T>, context: ResilienceContext): Promise<T>;
   /** Releases what the strategy holds (timers, queues); called by `ResiliencePipeline.dispose()`. */
   dispose?(): void | Promise<void>;
@@ -30,17 +31,23 @@ export interface ResilienceStrategy<T = unknown> {
 
 /** What a strategy factory receives from the builder. @publicApi */
 export interface StrategyBuilderContext {
+  /** The pipeline's clock: read time and wait through it, never through globals. */
   readonly timeProvider: TimeProvider;
   /** Returns a number in [0, 1); injectable for deterministic jitter and chaos. */
   readonly random: () => number;
+  /** Emits this strategy's events to the pipeline's listeners. */
   readonly telemetry: StrategyTelemetry;
+  /** The pipeline's name, when it has one. */
   readonly pipelineName: string | undefined;
+  /** The pipeline instance's name (a registry key), when it has one. */
   readonly pipelineInstanceName: string | undefined;
 }
 
 /** The pipeline a strategy is validated for. @publicApi */
 export interface StrategyPipelineInfo {
+  /** The pipeline's name, when it has one. */
   readonly name?: string;
+  /** The pipeline instance's name (a registry key), when it has one. */
   readonly instanceName?: string;
 }
 
@@ -53,10 +60,13 @@ export interface StrategyPipelineInfo {
 export interface StrategyRegistration<TOptions> {
   /** The kind of strategy, e.g. `retry`; used in telemetry and validation paths. */
   readonly type: string;
+  /** The strategy's options, as given to `validate` and `create`. */
   readonly options: TOptions;
   /** Names the strategy in validation paths instead of `strategies[i] (type)`, e.g. `retry` in a config file. */
   readonly label?: string;
+  /** Checks the options when the pipeline is built; report each problem on `validator` (all are thrown together). */
   validate?(validator: OptionsValidator, options: TOptions, pipeline: StrategyPipelineInfo): void;
+  /** Creates the strategy once the whole pipeline has been validated. */
   create(options: TOptions, context: StrategyBuilderContext): ResilienceStrategy<unknown>;
 }
 
@@ -71,6 +81,7 @@ export class StrategyServiceKey<T> {
   /** Never set: carries the value type for the compiler. */
   declare readonly __type?: T;
 
+  /** @param name - Names the service in error messages. */
   constructor(readonly name: string) {}
 }
 
@@ -115,7 +126,9 @@ export interface StrategyDefinition<TOptions extends object = object> {
   readonly type: string;
   /** The telemetry events the strategy reports. */
   readonly events: readonly (keyof ResilienceEventMap)[];
+  /** Checks the options when a pipeline is built; report each problem on `validator` (all are thrown together). */
   validate?(validator: OptionsValidator, options: TOptions, pipeline: StrategyPipelineInfo): void;
+  /** Creates the strategy once the whole pipeline has been validated. */
   create(options: TOptions, context: StrategyBuilderContext): ResilienceStrategy;
   /** The configuration sections that add this strategy, by section name. */
   readonly sections?: Readonly<Record<string, StrategySectionDefinition<TOptions>>>;

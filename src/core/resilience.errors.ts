@@ -2,7 +2,9 @@ const RESILIENCE_ERROR = Symbol.for('nest-resilience.error');
 
 /** Where a rejection came from: the pipeline and strategy that produced it. @publicApi */
 export interface ResilienceErrorSource {
+  /** The pipeline's name, when it has one. */
   readonly pipelineName?: string;
+  /** The strategy's `name` option, when set. */
   readonly strategyName?: string;
 }
 
@@ -69,7 +71,7 @@ function hasKind(error: unknown, kind: string): boolean {
   return typeof error === 'object' && error !== null && (error as Record<symbol, unknown>)[RESILIENCE_ERROR] === kind;
 }
 
-/** @publicApi */
+/** Whether `error` is any error of this library (a `ResilienceError`). @publicApi */
 export function isResilienceError(error: unknown): error is ResilienceError {
   return typeof error === 'object' && error !== null && RESILIENCE_ERROR in error;
 }
@@ -157,6 +159,7 @@ export interface ValidationIssue {
  */
 export class ResilienceValidationError extends ResilienceError {
   constructor(
+    /** Every problem found: path, value and the rule it breaks. */
     readonly issues: readonly ValidationIssue[],
     title = 'Invalid resilience options',
   ) {
@@ -186,7 +189,9 @@ function describeValue(value: unknown): string {
 /** Thrown for a pipeline name the registry does not know; lists the names it does. @publicApi */
 export class UnknownPipelineError extends ResilienceError {
   constructor(
+    /** The name that was asked for. */
     readonly pipelineName: string,
+    /** The names the registry knows. */
     readonly knownNames: readonly string[],
   ) {
     super(
@@ -200,23 +205,23 @@ brand(UnknownPipelineError);
 export function isBrokenCircuitError(error: unknown): error is BrokenCircuitError {
   return hasKind(error, 'BrokenCircuitError') || hasKind(error, 'IsolatedCircuitError');
 }
-/** @publicApi */
+/** Whether `error` is an `IsolatedCircuitError` (the circuit is held open by hand). @publicApi */
 export function isIsolatedCircuitError(error: unknown): error is IsolatedCircuitError {
   return hasKind(error, 'IsolatedCircuitError');
 }
-/** @publicApi */
+/** Whether `error` is a `TimeoutRejectedError`. @publicApi */
 export function isTimeoutRejectedError(error: unknown): error is TimeoutRejectedError {
   return hasKind(error, 'TimeoutRejectedError');
 }
-/** @publicApi */
+/** Whether `error` is a `RateLimiterRejectedError`. @publicApi */
 export function isRateLimiterRejectedError(error: unknown): error is RateLimiterRejectedError {
   return hasKind(error, 'RateLimiterRejectedError');
 }
-/** @publicApi */
+/** Whether `error` is a `ResilienceValidationError` (invalid options). @publicApi */
 export function isResilienceValidationError(error: unknown): error is ResilienceValidationError {
   return hasKind(error, 'ResilienceValidationError');
 }
-/** @publicApi */
+/** Whether `error` is an `UnknownPipelineError`. @publicApi */
 export function isUnknownPipelineError(error: unknown): error is UnknownPipelineError {
   return hasKind(error, 'UnknownPipelineError');
 }

@@ -1,3 +1,9 @@
+/**
+ * The NestJS layer: `ResilienceModule`, the decorators, `ResilienceInterceptor` and the HTTP mapping of
+ * rejections. Needs `@nestjs/common`, `@nestjs/core`, `reflect-metadata` and `rxjs`.
+ *
+ * @module
+ */
 export { ResilienceModule, InjectCircuitBreakerStateStore } from './resilience.module.js';
 export type { ResilienceModuleOptions } from './resilience-module-options.interface.js';
 export { RESILIENCE_MODULE_OPTIONS } from './resilience.module-definition.js';

@@ -18,7 +18,9 @@ import { toResilienceRpcError } from './rpc/resilience-rpc.error.js';
 
 /** The HTTP answer for a resilience rejection. @publicApi */
 export interface ResilienceHttpError {
+  /** The HTTP status: 503, 429 or 504. */
   readonly status: number;
+  /** The status's reason phrase, e.g. `Service Unavailable`. */
   readonly error: string;
   /** Seconds for the `Retry-After` header, when known. */
   readonly retryAfterSeconds: number | undefined;
@@ -77,6 +79,7 @@ export class ResilienceExceptionFilter extends BaseExceptionFilter {
     super(adapterHost.httpAdapter);
   }
 
+  /** Answers a resilience rejection with its status (`toResilienceHttpError`), or in an RPC handler with its `ResilienceRpcError` payload. */
   override catch(exception: unknown, host: ArgumentsHost): Observable<never> | void {
     // An RPC context has no HTTP adapter and wants an Observable that errors with the reply.
     if (host.getType() === 'rpc') return this.catchRpc(exception);

@@ -36,6 +36,10 @@ import {
  * `ResiliencePipelineRegistry`, binds `@Retry`, `@CircuitBreaker`, `@Fallback`, `@Timeout` and
  * `@UseResiliencePipeline` on providers and controllers, and maps rejections to HTTP statuses.
  *
+ * @property forRoot - Configures the module once for the application: `ResilienceModuleOptions` plus
+ *   `isGlobal` (default true). Every pipeline and decorator is validated when the application starts.
+ * @property forRootAsync - `forRoot` with options from `useFactory` (with `inject` and `imports`),
+ *   `useClass` or `useExisting`, for example from `ConfigService`.
  * @publicApi
  */
 @Module({

@@ -1,3 +1,9 @@
+/**
+ * `OAuthClient`: the authorization-code flow with PKCE, every provider request through a pipeline.
+ * Needs `openid-client` and `jose`.
+ *
+ * @module
+ */
 export {
   calculateCodeChallenge,
   CODE_VERIFIER_PATTERN,

@@ -47,12 +47,13 @@ export interface TokenRequestOptions {
   breakDuration?: number;
 }
 
-/** @publicApi */
+/** Options of an `OAuthClient`: the provider, the client's registration, and how its requests run. @publicApi */
 export interface OAuthClientOptions {
   /** The provider's issuer URL (its metadata is discovered from it, unless `endpoints` are given). */
   issuer: string;
   /** The provider's endpoints, when it offers no discovery document. */
   endpoints?: OAuthEndpoints;
+  /** The client's identifier at the provider. */
   clientId: string;
   /** The shared secret of a confidential client (`client_secret_basic` / `client_secret_post`). */
   clientSecret?: string;
@@ -98,15 +99,21 @@ export interface OAuthClientOptions {
   logger?: OAuthLogger;
   /** Repeats of an operator-only failure (e.g. `invalid_client`) within this window are logged once. Default 60000. */
   logBurstWindow?: number;
+  /** The clock for expiry times and the token pipeline. Default: the system clock. */
   timeProvider?: TimeProvider;
 }
 
 /** Endpoints given by hand instead of discovered. @publicApi */
 export interface OAuthEndpoints {
+  /** The authorization endpoint the browser is sent to. */
   authorization: string;
+  /** The token endpoint. */
   token: string;
+  /** The JSON Web Key Set that signs ID tokens. */
   jwks: string;
+  /** The UserInfo endpoint, for `userInfo()`. */
   userinfo?: string;
+  /** The end-session endpoint, for `logoutUrl()`. */
   endSession?: string;
   /** Whether the provider sends `iss` in authorization responses (RFC 9207). Default true. */
   issuerInResponses?: boolean;
@@ -116,18 +123,23 @@ export interface OAuthEndpoints {
 
 /** Tokens after a completed login or refresh. @publicApi */
 export interface OAuthTokens {
+  /** The access token. */
   readonly accessToken: string;
+  /** The refresh token, when the provider issued one. */
   readonly refreshToken: string | undefined;
+  /** The ID token, when the provider issued one (verified before it is returned). */
   readonly idToken: string | undefined;
   /** Milliseconds since the epoch, when the provider said. */
   readonly expiresAt: number | undefined;
+  /** The granted scopes, space-separated, when the provider said. */
   readonly scope: string | undefined;
 }
 
-/** @publicApi */
+/** A login started by `startLogin`: where to send the browser, and the binding cookie to set. @publicApi */
 export interface StartedLogin {
   /** Send the browser here. */
   readonly authorizationUrl: string;
+  /** The `state` of the authorization request (single-use). */
   readonly state: string;
   /** Set as an HttpOnly cookie: the callback must come back with it (the login is bound to this browser). */
   readonly browserBinding: string;
@@ -135,13 +147,15 @@ export interface StartedLogin {
   readonly correlationId: string;
 }
 
-/** @publicApi */
+/** A login completed by the callback: the tokens, the verified claims and where to go next. @publicApi */
 export interface CompletedLogin {
+  /** The tokens the provider issued. */
   readonly tokens: OAuthTokens;
   /** The verified ID token's claims. */
   readonly claims: JWTPayload;
   /** The same-site path the login was started for. */
   readonly returnTo: string;
+  /** The correlation id of the login's log lines. */
   readonly correlationId: string;
 }
 

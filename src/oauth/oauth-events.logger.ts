@@ -2,9 +2,13 @@ import type { TimeProvider } from '../core/index.js';
 
 /** Something that logs (Nest's `Logger`, `console`, pino…). @publicApi */
 export interface OAuthLogger {
+  /** Failures only an operator can fix (bad credentials, wrong issuer). */
   error(message: string): void;
+  /** Rejected callbacks and tokens (security events). */
   warn(message: string): void;
+  /** Completed logins, refreshes and logouts. */
   log?(message: string): void;
+  /** Detail for troubleshooting. */
   debug?(message: string): void;
 }
 
@@ -34,7 +38,7 @@ export const OAuthLogCode = {
   LogoutStarted: 'OAUTH_LOGOUT_STARTED',
 } as const;
 
-/** @publicApi */
+/** One of the stable codes of `OAuthLogCode`. @publicApi */
 export type OAuthLogCode = (typeof OAuthLogCode)[keyof typeof OAuthLogCode];
 
 type Level = 'error' | 'warn' | 'log' | 'debug';

@@ -40,12 +40,17 @@ export interface OAuthFailureDetails {
  * @publicApi
  */
 export class OAuthFailure extends ResilienceError {
+  /** For operators (logs, start-up errors): may name hosts; never a secret. */
   declare readonly detail: string | undefined;
+  /** The ID-token or token-response check that failed, when one did. */
   readonly check: string | undefined;
+  /** The provider's valid `error_description`, HTML-escaped, when it sent one. */
   readonly providerErrorDescription: string | undefined;
 
   constructor(
+    /** Stable code of the failure, for logs and error bodies. */
     readonly code: OAuthFailureCode,
+    /** The HTTP status to answer with. */
     readonly status: number,
     message: string,
     /** The provider's `error` (RFC 6749 §4.1.2.1, §5.2), when it sent one. */

@@ -7,10 +7,13 @@ import { systemTimeProvider, type TimeProvider } from '../core/index.js';
  * @publicApi
  */
 export interface PendingAuthorization {
+  /** The PKCE code verifier sent with the token request (RFC 7636 §4.5). */
   readonly codeVerifier: string;
+  /** The nonce the ID token must carry. */
   readonly nonce: string;
   /** The issuer the authorization request went to (checked against `iss`, RFC 9207). */
   readonly issuer: string;
+  /** The redirect URI of the authorization request, sent again with the token request. */
   readonly redirectUri: string;
   /** Where to send the user once signed in (validated as same-site before it was stored). */
   readonly returnTo?: string;

@@ -38,7 +38,7 @@ export const RESILIENCE_METRICS = {
   circuitState: 'resilience.circuit_breaker.state',
 } as const;
 
-/** @publicApi */
+/** Options of `OpenTelemetryListener`: the meter and tracer providers, and what it records. @publicApi */
 export interface OpenTelemetryListenerOptions {
   /** Default: the global meter provider (a no-op until an SDK registers one). */
   meterProvider?: MeterProvider;
@@ -69,6 +69,7 @@ export interface OpenTelemetryListenerOptions {
  * @publicApi
  */
 export interface ResilienceMetricProducer {
+  /** Hands the aggregated metrics to the reader (the OpenTelemetry `MetricProducer` contract). */
   collect(options?: { timeoutMillis?: number }): Promise<{
     resourceMetrics: { resource: never; scopeMetrics: { scope: { name: string }; metrics: never[] }[] };
     errors: unknown[];

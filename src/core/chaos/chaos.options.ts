@@ -3,13 +3,15 @@ import type { Outcome } from '../outcome.model.js';
 import type { OptionsValidator } from '../utils/options.validation.js';
 import { RULES } from '../resilience.messages.js';
 
-/** @publicApi */
+/** What the generators of a chaos strategy receive: the call's context. @publicApi */
 export interface ChaosGeneratorArguments {
+  /** The call's context. */
   readonly context: ResilienceContext;
 }
 
 /** What every chaos strategy shares (Simmy's `ChaosStrategyOptions`). @publicApi */
 export interface ChaosStrategyOptions {
+  /** Names the strategy in telemetry and validation messages. */
   name?: string;
   /** The share of calls injected, in [0, 1]. Default 0.001 (as Simmy). */
   injectionRate?: number;
@@ -23,34 +25,41 @@ export interface ChaosStrategyOptions {
   random?: () => number;
 }
 
-/** @publicApi */
+/** Options of `addChaosFault`: throws `fault` instead of calling, at `injectionRate`. @publicApi */
 export interface ChaosFaultOptions extends ChaosStrategyOptions {
   /** The error thrown instead of calling. Give this or `faultGenerator`. */
   fault?: unknown;
+  /** Computes the error per call instead of `fault`. */
   faultGenerator?: (args: ChaosGeneratorArguments) => unknown;
+  /** Called when a fault is thrown instead of calling. */
   onFaultInjected?: (args: ChaosGeneratorArguments & { readonly fault: unknown }) => void | PromiseLike<void>;
 }
 
-/** @publicApi */
+/** Options of `addChaosLatency`: waits `latency` milliseconds before calling, at `injectionRate`. @publicApi */
 export interface ChaosLatencyOptions extends ChaosStrategyOptions {
   /** Milliseconds added before the call. Default 30000 (as Simmy). */
   latency?: number;
+  /** Computes the latency per call instead of `latency`, in milliseconds. */
   latencyGenerator?: (args: ChaosGeneratorArguments) => number | PromiseLike<number>;
+  /** Called when latency is added to a call. */
   onLatencyInjected?: (args: ChaosGeneratorArguments & { readonly latency: number }) => void | PromiseLike<void>;
 }
 
-/** @publicApi */
+/** Options of `addChaosOutcome`: returns `outcome` instead of calling, at `injectionRate`. @publicApi */
 export interface ChaosOutcomeOptions<T = unknown> extends ChaosStrategyOptions {
   /** The outcome returned instead of calling. Give this or `outcomeGenerator`. */
   outcome?: Outcome<T>;
+  /** Computes the outcome per call instead of `outcome`; `undefined` lets the call run. */
   outcomeGenerator?: (args: ChaosGeneratorArguments) => Outcome<T> | undefined | PromiseLike<Outcome<T> | undefined>;
+  /** Called when an outcome is returned instead of calling. */
   onOutcomeInjected?: (args: ChaosGeneratorArguments & { readonly outcome: Outcome<T> }) => void | PromiseLike<void>;
 }
 
-/** @publicApi */
+/** Options of `addChaosBehavior`: runs `behavior` before calling, at `injectionRate`. @publicApi */
 export interface ChaosBehaviorOptions extends ChaosStrategyOptions {
   /** Runs before the call (e.g. drops a connection, fills a disk). Required. */
   behavior?: (args: ChaosGeneratorArguments) => void | PromiseLike<void>;
+  /** Called after `behavior` ran for a call. */
   onBehaviorInjected?: (args: ChaosGeneratorArguments) => void | PromiseLike<void>;
 }
 

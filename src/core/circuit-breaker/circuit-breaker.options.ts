@@ -14,48 +14,61 @@ import type {
 import { MAX_WINDOW_SIZE } from './circuit-breaker.constants.js';
 import { RULES } from '../resilience.messages.js';
 
-/** @publicApi */
+/** What `shouldHandle` of a circuit breaker receives: the call's outcome and context. @publicApi */
 export interface CircuitBreakerPredicateArguments<T> {
+  /** The outcome of the call. */
   readonly outcome: Outcome<T>;
+  /** The call's context. */
   readonly context: ResilienceContext;
 }
 
-/** @publicApi */
+/** What `onOpened` receives when the circuit opens. @publicApi */
 export interface OnCircuitOpenedArguments<T> {
+  /** The context of the call during which it opened. */
   readonly context: ResilienceContext;
   /** The failure that opened the circuit; absent when it opened on a hung probe or by hand. */
   readonly outcome: Outcome<T> | undefined;
+  /** How long the circuit stays open, in milliseconds. */
   readonly breakDuration: number;
+  /** Why it opened. */
   readonly reason: CircuitTransitionReason;
   /** The measurements that tripped it. */
   readonly health: CircuitHealth | undefined;
+  /** Whether `CircuitBreakerManualControl.isolate()` opened it. */
   readonly isManual: boolean;
 }
 
-/** @publicApi */
+/** What `onClosed` receives when the circuit closes. @publicApi */
 export interface OnCircuitClosedArguments<T> {
+  /** The context of the call that closed it; absent when closed by hand. */
   readonly context: ResilienceContext | undefined;
   /** The probe outcome that closed the circuit; absent when closed by hand. */
   readonly outcome: Outcome<T> | undefined;
+  /** Why it closed. */
   readonly reason: CircuitTransitionReason;
+  /** Whether `CircuitBreakerManualControl.close()` closed it. */
   readonly isManual: boolean;
 }
 
-/** @publicApi */
+/** What `onHalfOpened` receives when the break has elapsed and a probe is let through. @publicApi */
 export interface OnCircuitHalfOpenedArguments {
+  /** The context of the call that found the break elapsed. */
   readonly context: ResilienceContext;
 }
 
-/** @publicApi */
+/** What `onStateChange` receives on every transition, whatever its cause. @publicApi */
 export interface OnCircuitStateChangeArguments {
+  /** The state before. */
   readonly from: CircuitState;
+  /** The state after. */
   readonly to: CircuitState;
+  /** Why it changed. */
   readonly reason: CircuitTransitionReason;
   /** The call during which the change happened; absent for manual changes. */
   readonly context: ResilienceContext | undefined;
 }
 
-/** @publicApi */
+/** Options of `addCircuitBreaker` (and the `circuitBreaker` section of a pipeline configuration). @publicApi */
 export interface CircuitBreakerStrategyOptions<T = unknown> {
   /** Names the strategy in telemetry, error messages and (with the pipeline name) the circuit key. */
   name?: string;
@@ -94,8 +107,11 @@ export interface CircuitBreakerStrategyOptions<T = unknown> {
   maxHalfOpenWait?: number;
   /** Which outcomes count as failures. Default: every error except cancellation. */
   shouldHandle?: (args: CircuitBreakerPredicateArguments<T>) => boolean | PromiseLike<boolean>;
+  /** Called when the circuit opens (threshold reached, a probe failed, or isolated by hand). */
   onOpened?: (args: OnCircuitOpenedArguments<T>) => void | PromiseLike<void>;
+  /** Called when the circuit closes (probes succeeded, or closed by hand). */
   onClosed?: (args: OnCircuitClosedArguments<T>) => void | PromiseLike<void>;
+  /** Called when the break has elapsed and the circuit lets probes through. */
   onHalfOpened?: (args: OnCircuitHalfOpenedArguments) => void | PromiseLike<void>;
   /** Every transition, including manual ones. */
   onStateChange?: (args: OnCircuitStateChangeArguments) => void | PromiseLike<void>;

@@ -29,9 +29,11 @@ export interface CircuitHealth {
   readonly failureRatio: number;
 }
 
-/** @publicApi */
+/** What `breakDurationGenerator` receives each time the circuit opens. @publicApi */
 export interface BreakDurationGeneratorArguments {
+  /** Failed calls measured when the circuit opened. */
   readonly failureCount: number;
+  /** The failure ratio measured when the circuit opened (ratio kinds; 1 for `consecutive`). */
   readonly failureRatio: number;
   /** How many half-open periods in a row ended by opening again (0 on the first opening). */
   readonly halfOpenAttempts: number;
@@ -44,6 +46,7 @@ export interface BreakDurationGeneratorArguments {
  * @publicApi
  */
 export interface CircuitPolicy {
+  /** When the circuit opens. */
   readonly kind: CircuitBreakerKind;
   /** `consecutive`: failures in a row that open the circuit. */
   readonly failureThreshold: number;
@@ -55,9 +58,13 @@ export interface CircuitPolicy {
   readonly samplingDuration: number;
   /** `count-window`: how many recent calls are measured. */
   readonly windowSize: number;
+  /** How long the circuit stays open, in milliseconds. */
   readonly breakDuration: number;
+  /** Probes a half-open circuit lets through. */
   readonly permittedCallsInHalfOpen: number;
+  /** Successful probes needed to close the circuit. */
   readonly successThresholdInHalfOpen: number;
+  /** How long a half-open circuit waits for its probes before treating them as failed, in milliseconds. */
   readonly maxHalfOpenWait: number;
   /** Computes the break when the circuit opens; runs in-process. */
   readonly breakDurationGenerator?: (args: BreakDurationGeneratorArguments) => number;
@@ -82,10 +89,13 @@ export type CircuitTransitionReason =
   | 'manual-close'
   | 'restored';
 
-/** @publicApi */
+/** One state change of a circuit, as a state store reports it. @publicApi */
 export interface CircuitTransition {
+  /** The state before. */
   readonly from: CircuitState;
+  /** The state after. */
   readonly to: CircuitState;
+  /** Why it changed. */
   readonly reason: CircuitTransitionReason;
   /** When the circuit opened: for how long, in milliseconds. */
   readonly breakDuration?: number;
@@ -128,8 +138,11 @@ export type CircuitMetricsSnapshot =
  * @publicApi
  */
 export interface CircuitSnapshot {
+  /** The snapshot format (`CIRCUIT_SNAPSHOT_VERSION`). */
   readonly version: 1;
+  /** The circuit's state. */
   readonly state: CircuitState;
+  /** Bumped by every transition; permits of an earlier generation are not counted. */
   readonly generation: number;
   /** `open`: when a probe may be admitted. */
   readonly blockedUntil: number;
@@ -137,10 +150,15 @@ export interface CircuitSnapshot {
   readonly lastBreakDuration: number;
   /** `half-open`: when it started. */
   readonly halfOpenSince: number;
+  /** Half-open periods in a row that ended by opening again. */
   readonly halfOpenAttempts: number;
+  /** `half-open`: probes let through so far. */
   readonly probesIssued: number;
+  /** `half-open`: probes that succeeded so far. */
   readonly probesSucceeded: number;
+  /** When the last transition happened (milliseconds since the epoch, on the clock of the instance that made it). */
   readonly lastTransitionAt: number;
+  /** The health measurements of the breaker's kind. */
   readonly metrics: CircuitMetricsSnapshot;
 }
 

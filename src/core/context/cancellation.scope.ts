@@ -23,9 +23,11 @@ export abstract class CancellationScope {
  * @publicApi
  */
 export interface CancellationSource {
+  /** Whether the caller has cancelled. */
   readonly aborted: boolean;
   /** Why it aborted; read once `aborted` is true. */
   readonly reason: unknown;
+  /** The signal that aborts when the caller cancels. */
   readonly signal: AbortSignal;
 }
 

@@ -14,8 +14,10 @@ export class ResiliencePropertyKey<T> {
   /** Never set: carries the value type for the compiler. */
   declare readonly __type?: T;
 
+  /** @param key - The key's name: keys with the same name share one entry. */
   constructor(readonly key: string) {}
 
+  /** The key's name, for logs. */
   toString(): string {
     return this.key;
   }
@@ -25,27 +27,33 @@ export class ResiliencePropertyKey<T> {
 export class ResilienceProperties {
   private readonly map = new Map<string, unknown>();
 
+  /** The value stored under `key`, or `undefined`. */
   get<T>(key: ResiliencePropertyKey<T>): T | undefined {
     return this.map.get(key.key) as T | undefined;
   }
 
+  /** The value stored under `key`, or `defaultValue` when there is none. */
   getOrDefault<T>(key: ResiliencePropertyKey<T>, defaultValue: T): T {
     return this.map.has(key.key) ? (this.map.get(key.key) as T) : defaultValue;
   }
 
+  /** Whether a value is stored under `key`. */
   has(key: ResiliencePropertyKey<unknown>): boolean {
     return this.map.has(key.key);
   }
 
+  /** Stores `value` under `key`, replacing any previous value; returns the bag for chaining. */
   set<T>(key: ResiliencePropertyKey<T>, value: T): this {
     this.map.set(key.key, value);
     return this;
   }
 
+  /** Removes the value stored under `key`; `true` if there was one. */
   delete(key: ResiliencePropertyKey<unknown>): boolean {
     return this.map.delete(key.key);
   }
 
+  /** How many entries the bag holds. */
   get size(): number {
     return this.map.size;
   }
@@ -61,6 +69,7 @@ export class ResilienceProperties {
     return this;
   }
 
+  /** Removes every entry. */
   clear(): void {
     this.map.clear();
   }

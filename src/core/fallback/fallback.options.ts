@@ -3,14 +3,15 @@ import type { Outcome } from '../outcome.model.js';
 import { isGiven, type OptionsValidator } from '../utils/options.validation.js';
 import { RULES } from '../resilience.messages.js';
 
-/** @publicApi */
+/** What `fallbackAction` and `onFallback` receive: the handled outcome and the call's context. @publicApi */
 export interface FallbackArguments<T> {
   /** The handled outcome that is being replaced. */
   readonly outcome: Outcome<T>;
+  /** The call's context. */
   readonly context: ResilienceContext;
 }
 
-/** @publicApi */
+/** Options of `addFallback` (and the `fallback` section of a pipeline configuration). @publicApi */
 export interface FallbackStrategyOptions<T = unknown> {
   /** Names the strategy in telemetry and validation messages. */
   name?: string;

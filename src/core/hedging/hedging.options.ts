@@ -3,40 +3,47 @@ import type { Outcome } from '../outcome.model.js';
 import type { StrategyNext } from '../resilience-strategy.interface.js';
 import { MAX_TIMER_DELAY, type OptionsValidator } from '../utils/options.validation.js';
 
-/** @publicApi */
+/** What `shouldHandle` of the hedging strategy receives for each attempt's outcome. @publicApi */
 export interface HedgingPredicateArguments<T> {
+  /** The outcome of one attempt. */
   readonly outcome: Outcome<T>;
   /** The context of the attempt that produced the outcome. */
   readonly context: ResilienceContext;
 }
 
-/** @publicApi */
+/** What `delayGenerator` receives before each hedged attempt. @publicApi */
 export interface HedgingDelayGeneratorArguments {
+  /** The caller's context. */
   readonly context: ResilienceContext;
   /** The hedged attempt about to be waited for (1 for the first hedge). */
   readonly attemptNumber: number;
 }
 
-/** @publicApi */
+/** What `actionGenerator` receives to produce a hedged attempt. @publicApi */
 export interface HedgingActionGeneratorArguments<T> {
   /** The caller's context. */
   readonly primaryContext: ResilienceContext;
   /** The context the hedged action will run with (a copy, with its own signal). */
   readonly actionContext: ResilienceContext;
+  /** The hedged attempt to produce (1 for the first hedge). */
   readonly attemptNumber: number;
   /** The original callback (with the strategies inside hedging). */
   readonly callback: StrategyNext<T>;
 }
 
-/** @publicApi */
+/** What `onHedging` receives when a hedged attempt starts. @publicApi */
 export interface OnHedgingArguments {
+  /** The caller's context. */
   readonly primaryContext: ResilienceContext;
+  /** The context the hedged attempt runs with. */
   readonly actionContext: ResilienceContext;
+  /** The hedged attempt starting (1 for the first hedge). */
   readonly attemptNumber: number;
 }
 
-/** @publicApi */
+/** Options of `addHedging` (and the `hedging` section of a pipeline configuration). @publicApi */
 export interface HedgingStrategyOptions<T = unknown> {
+  /** Names the strategy in telemetry and validation messages. */
   name?: string;
   /** Hedged attempts besides the primary one, 1 … 10. Default 1. */
   maxHedgedAttempts?: number;
@@ -60,7 +67,7 @@ export interface HedgingStrategyOptions<T = unknown> {
 
 /** Polly's defaults. @publicApi */
 export const DEFAULT_HEDGING_DELAY = 2_000;
-/** @publicApi */
+/** Hedged attempts besides the primary one by default (Polly v8: one). @publicApi */
 export const DEFAULT_MAX_HEDGED_ATTEMPTS = 1;
 
 /** @internal */

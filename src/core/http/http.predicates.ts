@@ -5,7 +5,9 @@ import { isTimeoutRejectedError } from '../resilience.errors.js';
 
 /** What the HTTP client tells its pipeline about the request being made. @publicApi */
 export interface HttpRequestInfo {
+  /** The request's method, upper case. */
   readonly method: string;
+  /** The request's absolute URL. */
   readonly url: string;
   /** Safe methods, and unsafe ones marked idempotent (option or `Idempotency-Key` header). */
   readonly retryable: boolean;

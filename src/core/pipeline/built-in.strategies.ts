@@ -15,6 +15,7 @@ import { timeoutRegistration } from '../timeout/timeout.registration.js';
  * @publicApi
  */
 export interface StrategySection<N extends string = string> {
+  /** The section's name in a `PipelineConfig` (`retry`, `timeout`, …). */
   readonly name: N;
   /** The decorator of the same place (`Retry`), if there is one. */
   readonly decorator: string | undefined;

@@ -31,7 +31,7 @@ import { OptionsValidator } from '../utils/options.validation.js';
 import { ResiliencePipeline, type ResilienceStrategyDescription } from './resilience.pipeline.js';
 import { RULES } from '../resilience.messages.js';
 
-/** @publicApi */
+/** Options of a `ResiliencePipelineBuilder`: the pipeline's names, clock, random source and telemetry listeners. @publicApi */
 export interface ResiliencePipelineBuilderOptions {
   /** Names the pipeline in telemetry, errors and validation messages. */
   name?: string;
@@ -88,15 +88,25 @@ function factory<O extends object>(registration: StrategyDefinition<O>): Registr
 
 /** The registration factories of `builtInStrategies`. @publicApi */
 export interface BuiltInStrategies {
+  /** The registration of `addRetry`. */
   retry<T>(options: RetryStrategyOptions<T>): StrategyRegistration<RetryStrategyOptions<T>>;
+  /** The registration of `addTimeout`. */
   timeout(options: TimeoutStrategyOptions): StrategyRegistration<TimeoutStrategyOptions>;
+  /** The registration of `addFallback`. */
   fallback<T>(options: FallbackStrategyOptions<T>): StrategyRegistration<FallbackStrategyOptions<T>>;
+  /** The registration of `addRateLimiter`. */
   rateLimiter(options: RateLimiterStrategyOptions): StrategyRegistration<RateLimiterStrategyOptions>;
+  /** The registration of `addHedging`. */
   hedging<T>(options: HedgingStrategyOptions<T>): StrategyRegistration<HedgingStrategyOptions<T>>;
+  /** The registration of `addChaosFault`. */
   chaosFault(options: ChaosFaultOptions): StrategyRegistration<ChaosFaultOptions>;
+  /** The registration of `addChaosLatency`. */
   chaosLatency(options: ChaosLatencyOptions): StrategyRegistration<ChaosLatencyOptions>;
+  /** The registration of `addChaosOutcome`. */
   chaosOutcome<T>(options: ChaosOutcomeOptions<T>): StrategyRegistration<ChaosOutcomeOptions<T>>;
+  /** The registration of `addChaosBehavior`. */
   chaosBehavior(options: ChaosBehaviorOptions): StrategyRegistration<ChaosBehaviorOptions>;
+  /** The registration of `addCircuitBreaker`. */
   circuitBreaker<T>(options: CircuitBreakerStrategyOptions<T>): StrategyRegistration<CircuitBreakerStrategyOptions<T>>;
 }
 

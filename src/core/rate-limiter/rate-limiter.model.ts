@@ -2,6 +2,7 @@ import type { ResilienceContext } from '../context/resilience.context.js';
 
 /** The answer of a limiter: a permit to release, or a rejection with an estimated wait. @publicApi */
 export interface RateLimitLease {
+  /** Whether the call may run; when `false`, `retryAfter` may estimate the wait. */
   readonly acquired: boolean;
   /** When rejected: milliseconds after which a permit may be available, when the limiter can tell. */
   readonly retryAfter?: number;
@@ -17,6 +18,7 @@ export interface RateLimitLease {
  * @publicApi
  */
 export interface RateLimiter {
+  /** Asks for a permit for one call (synchronously when the answer is known at once); release the lease when the call ends. */
   acquire(context: ResilienceContext): RateLimitLease | Promise<RateLimitLease>;
   /** True when the limiter holds nothing worth keeping (full, no permits out, nobody queued). */
   isIdle(): boolean;

@@ -22,27 +22,36 @@ export type RateLimitDefinition =
   | { kind: 'sliding-window'; permitLimit: number; window: number; segmentsPerWindow?: number; queueLimit?: number }
   | { kind: 'concurrency'; permitLimit: number; queueLimit?: number };
 
-/** @publicApi */
+/** The kinds of limit: `concurrency`, `token-bucket`, `fixed-window`, `sliding-window`. @publicApi */
 export type RateLimitKind = RateLimitDefinition['kind'];
 
-/** @publicApi */
+/** What `onRejected` receives when a call is refused. @publicApi */
 export interface OnRateLimiterRejectedArguments {
+  /** The context of the rejected call. */
   readonly context: ResilienceContext;
   /** Milliseconds after which a permit may be free, when the limiter can tell. */
   readonly retryAfter: number | undefined;
 }
 
-/** @publicApi */
+/** Options of `addRateLimiter` (and the `rateLimiter` section of a pipeline configuration). @publicApi */
 export interface RateLimiterStrategyOptions {
+  /** Names the strategy in telemetry and validation messages. */
   name?: string;
   /** The kind of limit, with its fields below; or give `limits` (chained) or a ready `limiter`. */
   kind?: RateLimitKind;
+  /** `concurrency`: calls running at once; `fixed-window` and `sliding-window`: calls per window. */
   permitLimit?: number;
+  /** `fixed-window` and `sliding-window`: the window, in milliseconds. */
   window?: number;
+  /** `sliding-window`: segments the window is measured in. */
   segmentsPerWindow?: number;
+  /** `token-bucket`: the bucket's size (the largest burst). */
   tokenLimit?: number;
+  /** `token-bucket`: tokens added each `replenishmentPeriod`. */
   tokensPerPeriod?: number;
+  /** `token-bucket`: milliseconds between refills. */
   replenishmentPeriod?: number;
+  /** Calls that may wait, in FIFO order, for a permit; more are rejected at once. */
   queueLimit?: number;
   /** Several limits that must all admit a call (e.g. per second and per hour). */
   limits?: RateLimitDefinition[];

@@ -15,24 +15,24 @@ import type { TimeoutStrategyOptions } from '../timeout/timeout.options.js';
  */
 export type PredicateReference = string | readonly string[] | OutcomePredicate<unknown>;
 
-/** @publicApi */
+/** The `retry` section of a pipeline configuration: `RetryStrategyOptions` with `shouldHandle` as a predicate reference. @publicApi */
 export type RetryConfig = Omit<RetryStrategyOptions<unknown>, 'shouldHandle'> & { shouldHandle?: PredicateReference };
 
-/** @publicApi */
+/** The `circuitBreaker` section: `CircuitBreakerStrategyOptions` with `shouldHandle` as a predicate reference (the store comes from the module). @publicApi */
 export type CircuitBreakerConfig = Omit<CircuitBreakerStrategyOptions<unknown>, 'shouldHandle' | 'stateStore'> & {
   shouldHandle?: PredicateReference;
 };
 
-/** @publicApi */
+/** The `timeout` and `totalTimeout` sections: milliseconds, or `TimeoutStrategyOptions`. @publicApi */
 export type TimeoutConfig = number | TimeoutStrategyOptions;
 
-/** @publicApi */
+/** The `rateLimiter` section: `RateLimiterStrategyOptions`. @publicApi */
 export type RateLimiterConfig = RateLimiterStrategyOptions;
 
 /** Concurrent calls, or the limit with a queue. @publicApi */
 export type ConcurrencyLimiterConfig = number | { permitLimit: number; queueLimit?: number; name?: string };
 
-/** @publicApi */
+/** The `hedging` section: `HedgingStrategyOptions` with `shouldHandle` as a predicate reference. @publicApi */
 export type HedgingConfig = Omit<HedgingStrategyOptions<unknown>, 'shouldHandle'> & {
   shouldHandle?: PredicateReference;
 };
@@ -40,10 +40,10 @@ export type HedgingConfig = Omit<HedgingStrategyOptions<unknown>, 'shouldHandle'
 /** A fault to inject; `message` makes an `Error` with that message. @publicApi */
 export type ChaosFaultConfig = Omit<ChaosFaultOptions, 'fault'> & { fault?: unknown; message?: string };
 
-/** @publicApi */
+/** The `chaosLatency` section: `ChaosLatencyOptions`. @publicApi */
 export type ChaosLatencyConfig = ChaosLatencyOptions;
 
-/** @publicApi */
+/** The `fallback` section: `FallbackStrategyOptions` with `shouldHandle` as a predicate reference. @publicApi */
 export type FallbackConfig = Omit<FallbackStrategyOptions<unknown>, 'shouldHandle'> & {
   shouldHandle?: PredicateReference;
 };
@@ -63,6 +63,7 @@ export type FallbackConfig = Omit<FallbackStrategyOptions<unknown>, 'shouldHandl
  * @publicApi
  */
 export interface PipelineConfig {
+  /** The outermost section: replaces the final failure. */
   fallback?: FallbackConfig;
   /** A timeout around everything inside it, retries included. */
   totalTimeout?: TimeoutConfig;
@@ -70,8 +71,11 @@ export interface PipelineConfig {
   rateLimiter?: RateLimiterConfig;
   /** Shared like `rateLimiter`. */
   concurrencyLimiter?: ConcurrencyLimiterConfig;
+  /** Hedged attempts against slow or failing calls. */
   hedging?: HedgingConfig;
+  /** Retries of handled failures. */
   retry?: RetryConfig;
+  /** One circuit per pipeline instance, in the registry's store. */
   circuitBreaker?: CircuitBreakerConfig;
   /** A timeout per attempt (inside retry and the circuit breaker). */
   timeout?: TimeoutConfig;

@@ -18,15 +18,18 @@ export const BUILT_IN_PREDICATES: Readonly<Record<string, OutcomePredicate<unkno
 export class PredicateRegistry {
   private readonly predicates = new Map<string, OutcomePredicate<unknown>>(Object.entries(BUILT_IN_PREDICATES));
 
+  /** Registers `predicate` under `name`, replacing a predicate of that name; returns the registry. */
   register(name: string, predicate: OutcomePredicate<unknown>): this {
     this.predicates.set(name, predicate);
     return this;
   }
 
+  /** The predicate registered under `name`, or `undefined`. */
   get(name: string): OutcomePredicate<unknown> | undefined {
     return this.predicates.get(name);
   }
 
+  /** Every registered name, built-in ones included. */
   get names(): string[] {
     return [...this.predicates.keys()].sort();
   }

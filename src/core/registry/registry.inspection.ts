@@ -26,7 +26,9 @@ export interface CircuitInfo {
   readonly strategyName: string | undefined;
   /** The circuit's key in its store (shared by every breaker that drives the same circuit). */
   readonly circuitKey: string;
+  /** When the breaker opens (its kind). */
   readonly kind: CircuitBreakerKind;
+  /** The circuit's state in its store. */
   readonly state: CircuitState;
   /** Calls measured in the window (since the last success for `consecutive`). */
   readonly throughput: number;
@@ -48,7 +50,9 @@ export interface CircuitInfo {
 
 /** One limiter of a named pipeline, as it is now. @publicApi */
 export interface LimiterInfo {
+  /** The pipeline (or decorated method, `Class.method`) the limiter belongs to. */
   readonly pipelineName: string;
+  /** The pipeline's instance key, when it has one. */
   readonly instanceKey: string | undefined;
   /** `rateLimiter` or `concurrencyLimiter` (the configuration section), or `strategy` for one added by code. */
   readonly section: 'rateLimiter' | 'concurrencyLimiter' | 'strategy';
@@ -60,6 +64,7 @@ export interface LimiterInfo {
   readonly permitsInUse: number | undefined;
   /** Callers waiting for a permit. */
   readonly queueLength: number;
+  /** Calls that may wait, when the limit has a queue. */
   readonly queueLimit: number | undefined;
   /** Partitioned limiters: partitions alive now. */
   readonly partitions: number | undefined;

@@ -32,7 +32,7 @@ import {
   type LimiterInfo,
 } from './registry.inspection.js';
 
-/** @publicApi */
+/** Options of a `ResiliencePipelineRegistry`: the clock, telemetry, predicates and circuit store its pipelines share. @publicApi */
 export interface ResiliencePipelineRegistryOptions {
   /** Named pipelines as data. */
   pipelines?: Readonly<Record<string, PipelineConfigData>>;
@@ -40,8 +40,11 @@ export interface ResiliencePipelineRegistryOptions {
   predicates?: Readonly<Record<string, OutcomePredicate<unknown>>>;
   /** Where every circuit breaker of the registry keeps its state. Default: one in-memory store. */
   stateStore?: CircuitBreakerStateStore;
+  /** The clock of every pipeline. Default: the system clock. */
   timeProvider?: TimeProvider;
+  /** Listeners every pipeline reports its events to. */
   telemetryListeners?: readonly TelemetryListener[];
+  /** Random source in [0, 1) for jitter and chaos. Default `Math.random`. */
   random?: () => number;
   /** Makes the limiter of a limit marked `distributed` (e.g. a `RedisRateLimiter`); `id` names it. */
   distributedLimiter?: (id: string, options: RateLimiterStrategyOptions) => RateLimiter;
@@ -103,8 +106,11 @@ interface Entry {
  * @publicApi
  */
 export class ResiliencePipelineRegistry {
+  /** The predicates configuration can name. */
   readonly predicates = new PredicateRegistry();
+  /** Where every circuit breaker of the registry keeps its state. */
   readonly stateStore: CircuitBreakerStateStore;
+  /** The clock of every pipeline of the registry. */
   readonly timeProvider: TimeProvider;
   private readonly entries = new Map<string, Entry>();
   private readonly controls = new Map<string, CircuitBreakerManualControl>();

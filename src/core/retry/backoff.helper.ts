@@ -8,14 +8,19 @@ import type { BackoffType } from './retry.options.js';
 
 /** Per-execution state of decorrelated jitter: the previous formula value. @publicApi */
 export interface BackoffState {
+  /** The previous value of the decorrelated-jitter formula (0 before the first retry). */
   previous: number;
 }
 
-/** @publicApi */
+/** The options `computeBackoffDelay` needs: backoff type, base delay, jitter and cap. @publicApi */
 export interface BackoffOptions {
+  /** How the delay grows. */
   readonly backoffType: BackoffType;
+  /** The base delay, in milliseconds. */
   readonly delay: number;
+  /** Whether to randomise the delay. */
   readonly useJitter: boolean;
+  /** The largest delay, in milliseconds. */
   readonly maxDelay?: number;
 }
 

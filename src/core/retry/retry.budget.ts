@@ -3,7 +3,7 @@ import type { OptionsValidator } from '../utils/options.validation.js';
 import { SlidingCounters } from '../utils/sliding-counters.js';
 import { RULES } from '../resilience.messages.js';
 
-/** @publicApi */
+/** Options of a `RetryBudget`: the share of calls that may be retries, a floor per second, and the window measured. @publicApi */
 export interface RetryBudgetOptions {
   /** Retries allowed as a share of the calls in the window. Default 0.2 (one retry per five calls). */
   ratio?: number;

@@ -7,18 +7,20 @@ import { RULES } from '../resilience.messages.js';
 /** How the delay grows from one retry to the next. @publicApi */
 export type BackoffType = 'constant' | 'linear' | 'exponential';
 
-/** @publicApi */
+/** What `shouldHandle` of a retry strategy receives for each attempt's outcome. @publicApi */
 export interface RetryPredicateArguments<T> {
+  /** The outcome of the attempt. */
   readonly outcome: Outcome<T>;
+  /** The call's context. */
   readonly context: ResilienceContext;
   /** The attempt that produced the outcome: 0 for the original call. */
   readonly attemptNumber: number;
 }
 
-/** @publicApi */
+/** What `delayGenerator` receives before each retry (the same as `shouldHandle`). @publicApi */
 export type RetryDelayGeneratorArguments<T> = RetryPredicateArguments<T>;
 
-/** @publicApi */
+/** What `onRetry` receives before waiting for the next attempt. @publicApi */
 export interface OnRetryArguments<T> extends RetryPredicateArguments<T> {
   /** How long the next retry waits, in milliseconds. */
   readonly retryDelay: number;
@@ -26,7 +28,7 @@ export interface OnRetryArguments<T> extends RetryPredicateArguments<T> {
   readonly duration: number;
 }
 
-/** @publicApi */
+/** Options of `addRetry` (and the `retry` section of a pipeline configuration). @publicApi */
 export interface RetryStrategyOptions<T = unknown> {
   /** Names the strategy in telemetry and validation messages. */
   name?: string;

@@ -6,7 +6,9 @@ export type ResilienceEventSeverity = 'debug' | 'information' | 'warning' | 'err
 
 /** Who emitted an event: the pipeline and the strategy inside it. @publicApi */
 export interface ResilienceTelemetrySource {
+  /** The pipeline's name, when it has one. */
   readonly pipelineName: string | undefined;
+  /** The pipeline instance's name (a registry key), when it has one. */
   readonly pipelineInstanceName: string | undefined;
   /** The strategy's `name` option, when set. */
   readonly strategyName: string | undefined;
@@ -14,9 +16,11 @@ export interface ResilienceTelemetrySource {
   readonly strategyType: string;
 }
 
-/** @publicApi */
+/** Arguments of `ExecutionAttempt`: one attempt of a retry or hedging strategy finished. @publicApi */
 export interface ExecutionAttemptEventArguments {
+  /** The attempt's outcome. */
   readonly outcome: Outcome<unknown>;
+  /** 0 for the original call, 1 for the first retry or hedge, … */
   readonly attemptNumber: number;
   /** How long the attempt took, in milliseconds. */
   readonly duration: number;
@@ -24,50 +28,64 @@ export interface ExecutionAttemptEventArguments {
   readonly handled: boolean;
 }
 
-/** @publicApi */
+/** Arguments of `OnRetry`: a handled outcome will be retried after `retryDelay` milliseconds. @publicApi */
 export interface RetryEventArguments {
+  /** The handled outcome being retried. */
   readonly outcome: Outcome<unknown>;
+  /** The attempt that failed (0 for the original call). */
   readonly attemptNumber: number;
+  /** How long the strategy waits before the next attempt, in milliseconds. */
   readonly retryDelay: number;
+  /** How long the failed attempt took, in milliseconds. */
   readonly duration: number;
 }
 
-/** @publicApi */
+/** Arguments of `OnRetryGiveUp`: a handled outcome will not be retried. @publicApi */
 export interface RetryGiveUpEventArguments {
+  /** The last handled outcome, which the pipeline returns or throws. */
   readonly outcome: Outcome<unknown>;
+  /** The last attempt (0 for the original call). */
   readonly attemptNumber: number;
   /** Why retrying stopped although the outcome was handled. */
   readonly reason: 'max-attempts' | 'deadline' | 'budget';
 }
 
-/** @publicApi */
+/** Arguments of `OnTimeout`: a call was cancelled after `timeout` milliseconds. @publicApi */
 export interface TimeoutEventArguments {
+  /** The timeout that elapsed, in milliseconds. */
   readonly timeout: number;
 }
 
-/** @publicApi */
+/** Arguments of `OnFallback`: a handled outcome was replaced by the fallback. @publicApi */
 export interface FallbackEventArguments {
+  /** The handled outcome being replaced. */
   readonly outcome: Outcome<unknown>;
 }
 
-/** @publicApi */
+/** Arguments of `OnCircuitOpened`: the circuit opened for `breakDuration` milliseconds. @publicApi */
 export interface CircuitOpenedEventArguments {
+  /** How long the circuit stays open, in milliseconds. */
   readonly breakDuration: number;
+  /** Why it opened (a `CircuitTransitionReason`). */
   readonly reason: string;
   /** The failure that opened the circuit, when one did. */
   readonly outcome: Outcome<unknown> | undefined;
+  /** The measurements that tripped it: calls measured, failures among them and their ratio. */
   readonly health:
     { readonly throughput: number; readonly failures: number; readonly failureRatio: number } | undefined;
 }
 
-/** @publicApi */
+/** Arguments of `OnCircuitClosed`: the circuit closed again. @publicApi */
 export interface CircuitClosedEventArguments {
+  /** Why it closed (a `CircuitTransitionReason`). */
   readonly reason: string;
 }
 
-/** @publicApi */
+/** Arguments of `PipelineExecuted`: an execution of the whole pipeline finished. @publicApi */
 export interface PipelineExecutedEventArguments {
+  /** The execution's final outcome. */
   readonly outcome: Outcome<unknown>;
+  /** How long the whole execution took, in milliseconds. */
   readonly duration: number;
 }
 
@@ -78,22 +96,37 @@ export interface PipelineExecutedEventArguments {
  * @publicApi
  */
 export interface ResilienceEventMap {
+  /** An attempt of a retry or hedging strategy finished. */
   ExecutionAttempt: ExecutionAttemptEventArguments;
+  /** A handled outcome will be retried. */
   OnRetry: RetryEventArguments;
+  /** A handled outcome will not be retried (attempts, deadline or budget exhausted). */
   OnRetryGiveUp: RetryGiveUpEventArguments;
+  /** A timeout cancelled a call. */
   OnTimeout: TimeoutEventArguments;
+  /** A fallback replaced a handled outcome. */
   OnFallback: FallbackEventArguments;
+  /** A circuit opened. */
   OnCircuitOpened: CircuitOpenedEventArguments;
+  /** A circuit closed. */
   OnCircuitClosed: CircuitClosedEventArguments;
+  /** A circuit's break elapsed; probes are let through. */
   OnCircuitHalfOpened: Record<string, never>;
   /** A call the circuit did not admit (open, isolated, or half-open with its probes taken). */
   OnCircuitRejected: { readonly state: 'open' | 'half-open' | 'isolated'; readonly retryAfter: number | undefined };
+  /** A limiter rejected a call; `retryAfter` estimates the wait in milliseconds, when known. */
   OnRateLimiterRejected: { readonly retryAfter: number | undefined };
+  /** A hedged attempt started. */
   OnHedging: { readonly attemptNumber: number };
+  /** A chaos strategy injected a fault, latency, outcome or behaviour. */
   OnChaosInjected: { readonly kind: 'fault' | 'latency' | 'outcome' | 'behavior' };
+  /** A shared circuit store stopped answering; circuits follow its outage mode. */
   OnStateStoreUnavailable: { readonly error: unknown };
+  /** A shared circuit store answers again. */
   OnStateStoreRestored: { readonly error: unknown };
+  /** An execution of the pipeline starts. */
   PipelineExecuting: Record<string, never>;
+  /** An execution of the pipeline finished. */
   PipelineExecuted: PipelineExecutedEventArguments;
 }
 
@@ -115,5 +148,6 @@ export type ResilienceEvent = {
  * @publicApi
  */
 export interface TelemetryListener {
+  /** Receives one event; called synchronously by the strategy that emits it. */
   write(event: ResilienceEvent): void;
 }

@@ -11,19 +11,21 @@ import type { OptionsValidator } from '../utils/options.validation.js';
  */
 export type TimeoutMode = 'cooperative' | 'aggressive';
 
-/** @publicApi */
+/** What `timeoutGenerator` receives for each call. @publicApi */
 export interface TimeoutGeneratorArguments {
+  /** The call's context. */
   readonly context: ResilienceContext;
 }
 
-/** @publicApi */
+/** What `onTimeout` receives when the timeout cancels a call. @publicApi */
 export interface OnTimeoutArguments {
+  /** The context of the cancelled call. */
   readonly context: ResilienceContext;
   /** The timeout that elapsed, in milliseconds. */
   readonly timeout: number;
 }
 
-/** @publicApi */
+/** Options of `addTimeout` (and the `timeout` and `totalTimeout` sections of a pipeline configuration). @publicApi */
 export interface TimeoutStrategyOptions {
   /** Names the strategy in telemetry and validation messages. */
   name?: string;

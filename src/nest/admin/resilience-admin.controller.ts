@@ -26,12 +26,15 @@ import type { ResilienceEventSummary } from '../observability/telemetry-event.su
 
 /** One strategy of a pipeline, outermost first. @publicApi */
 export interface AdminStrategyDescription {
+  /** The kind of strategy (`retry`, `circuit-breaker`, …). */
   readonly type: string;
+  /** The strategy's `name` option, when set. */
   readonly name: string | undefined;
 }
 
-/** @publicApi */
+/** One pipeline as the admin API describes it. @publicApi */
 export interface AdminPipelineDescription {
+  /** The pipeline's name. */
   readonly name: string;
   /** The strategies in the order they run, outermost first. */
   readonly strategies: readonly AdminStrategyDescription[];

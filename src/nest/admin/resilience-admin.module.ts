@@ -37,6 +37,7 @@ class EventStreamCloser implements OnModuleDestroy {
  */
 @Module({})
 export class ResilienceAdminModule {
+  /** Serves the admin API and its event stream at `options.path` (and the dashboard when enabled), behind the given guards. */
   static forRoot(options: ResilienceAdminOptions): DynamicModule {
     const resolved = resolveAdminOptions(options);
     // A controller class per module, so that the path and guards are this configuration's.

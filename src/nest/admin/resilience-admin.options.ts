@@ -2,7 +2,7 @@ import type { CanActivate, ModuleMetadata, Type } from '@nestjs/common';
 import { OptionsValidator } from '../../core/index.js';
 import type { ResilienceEventStreamOptions } from './resilience-event.stream.js';
 
-/** @publicApi */
+/** Options of `ResilienceAdminModule.forRoot`: where it is served, its guards and its event stream. @publicApi */
 export interface ResilienceAdminOptions {
   /** Where the API is mounted. Default `resilience` (so `GET /resilience/circuits`). */
   path?: string;

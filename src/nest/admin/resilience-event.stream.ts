@@ -10,7 +10,7 @@ export interface EventSink {
   end(): void;
 }
 
-/** @publicApi */
+/** Options of the admin event stream: buffering, recent events and which events it streams. @publicApi */
 export interface ResilienceEventStreamOptions {
   /** Events a client may have waiting before it is dropped as too slow. Default 256. */
   bufferSize?: number;
@@ -27,11 +27,15 @@ export interface ResilienceEventStreamOptions {
 
 /** Call figures of one pipeline (or instance) over the last minute. @publicApi */
 export interface PipelineStatistics {
+  /** The pipeline's name. */
   readonly pipelineName: string;
+  /** The pipeline instance's name (a registry key), when it has one. */
   readonly instanceName: string | undefined;
   /** Executions per second over the window. */
   readonly callRate: number;
+  /** Executions in the window. */
   readonly calls: number;
+  /** Executions in the window that failed. */
   readonly failures: number;
   /** Calls refused by a circuit or a limiter. */
   readonly rejections: number;

@@ -14,7 +14,7 @@ import { recordResilienceSection } from './resilience-method.wrapper.js';
 /** A section given by the name of a configured pipeline, or inline. @internal */
 export type SectionSpec<T> = { readonly name: string } | { readonly options: T };
 
-/** @publicApi */
+/** Options of `@Fallback`: the method (or value) to fall back to, and which failures it handles. @publicApi */
 export interface FallbackDecoratorOptions {
   /** A method of the same class called with the original arguments plus the error. */
   method?: string;

@@ -2,6 +2,7 @@ import type { OptionsValidator } from '../../core/index.js';
 
 /** One endpoint of a group: its base URL (scheme, host, port and an optional path prefix). @publicApi */
 export interface HedgingEndpoint {
+  /** The endpoint's base URL. */
   readonly url: string;
   /** Relative weight within its group (default 1). */
   readonly weight?: number;
@@ -9,6 +10,7 @@ export interface HedgingEndpoint {
 
 /** Endpoints one attempt may go to; an attempt picks one of them by weight. @publicApi */
 export interface EndpointGroup {
+  /** The group's endpoints: base URLs, or endpoints with a weight. */
   readonly endpoints: readonly (string | HedgingEndpoint)[];
   /** Relative weight of the group (weighted routing only; default 1). */
   readonly weight?: number;
@@ -22,15 +24,19 @@ export interface EndpointGroup {
  * @publicApi
  */
 export interface EndpointRouting {
+  /** `ordered` (default) or `weighted`. */
   readonly kind?: 'ordered' | 'weighted';
+  /** The endpoint groups; each attempt of a request goes to another one. */
   readonly groups: readonly EndpointGroup[];
 }
 
 /** An endpoint as routing sees it: its URL, parsed, and the authority that names it. @publicApi */
 export interface RoutedEndpoint {
+  /** The endpoint's base URL, parsed. */
   readonly url: URL;
   /** `scheme://host:port`: the endpoint's name in telemetry and its circuit's key. */
   readonly authority: string;
+  /** Its relative weight within its group. */
   readonly weight: number;
 }
 

@@ -95,18 +95,22 @@ export class ResilientHttpClient {
     }, context);
   }
 
+  /** Sends a `GET` request through the pipeline. */
   get<T = unknown>(url: string, config?: ResilientRequestConfig): Promise<AxiosResponse<T>> {
     return this.request<T>({ ...config, url, method: 'GET' });
   }
 
+  /** Sends a `DELETE` request through the pipeline. */
   delete<T = unknown>(url: string, config?: ResilientRequestConfig): Promise<AxiosResponse<T>> {
     return this.request<T>({ ...config, url, method: 'DELETE' });
   }
 
+  /** Sends a `HEAD` request through the pipeline. */
   head<T = unknown>(url: string, config?: ResilientRequestConfig): Promise<AxiosResponse<T>> {
     return this.request<T>({ ...config, url, method: 'HEAD' });
   }
 
+  /** Sends a `POST` request through the pipeline (retried only when marked idempotent: an `Idempotency-Key` header, or `idempotent` on the request or the client). */
   post<T = unknown, D = unknown>(
     url: string,
     data?: D,
@@ -115,6 +119,7 @@ export class ResilientHttpClient {
     return this.request<T, D>({ ...config, url, data, method: 'POST' });
   }
 
+  /** Sends a `PUT` request through the pipeline. */
   put<T = unknown, D = unknown>(
     url: string,
     data?: D,
@@ -123,6 +128,7 @@ export class ResilientHttpClient {
     return this.request<T, D>({ ...config, url, data, method: 'PUT' });
   }
 
+  /** Sends a `PATCH` request through the pipeline (retried only when marked idempotent: an `Idempotency-Key` header, or `idempotent` on the request or the client). */
   patch<T = unknown, D = unknown>(
     url: string,
     data?: D,
@@ -136,10 +142,12 @@ export class ResilientHttpClient {
     return defer(() => from(this.request<T, D>(config)));
   }
 
+  /** The Observable form of `get`: each subscription sends the request (with its retries) anew. */
   get$<T = unknown>(url: string, config?: ResilientRequestConfig): Observable<AxiosResponse<T>> {
     return this.request$<T>({ ...config, url, method: 'GET' });
   }
 
+  /** The Observable form of `post`: each subscription sends the request (with its retries) anew. */
   post$<T = unknown, D = unknown>(
     url: string,
     data?: D,

@@ -29,7 +29,7 @@ import {
   type StandardHttpPipelineOptions,
 } from './standard-http-pipeline.js';
 
-/** @publicApi */
+/** Options of `ResilientHttpModule.register`: axios defaults plus the client's name and pipeline. @publicApi */
 export interface ResilientHttpModuleOptions extends AxiosRequestConfig {
   /** Names the client (its injection token is `getResilientHttpClientToken(name)`). Default `default`. */
   name?: string;
@@ -53,6 +53,7 @@ export interface ResilientHttpModuleOptions extends AxiosRequestConfig {
 
 /** Creates a client's options (for `registerAsync({ useClass | useExisting })`). @publicApi */
 export interface ResilientHttpOptionsFactory {
+  /** Returns the client's options (or a promise of them). */
   createResilientHttpOptions(): ResilientHttpModuleOptions | Promise<ResilientHttpModuleOptions>;
 }
 
@@ -65,9 +66,13 @@ export interface ResilientHttpOptionsFactory {
 export interface ResilientHttpModuleAsyncOptions extends Pick<ModuleMetadata, 'imports'> {
   /** Names the client; the options' own `name`, if any, must match. Default `default`. */
   name?: string;
+  /** Returns the client's options (or a promise of them). */
   useFactory?: (...args: never[]) => ResilientHttpModuleOptions | Promise<ResilientHttpModuleOptions>;
+  /** Providers passed to `useFactory`. */
   inject?: (InjectionToken | OptionalFactoryDependency)[];
+  /** A class whose `createResilientHttpOptions()` returns the options; the module instantiates it. */
   useClass?: Type<ResilientHttpOptionsFactory>;
+  /** An existing provider whose `createResilientHttpOptions()` returns the options. */
   useExisting?: InjectionToken<ResilientHttpOptionsFactory>;
   /** Providers the factory class may depend on. */
   extraProviders?: Provider[];
@@ -101,10 +106,12 @@ function isAsync(spec: ClientSpec): spec is ResilientHttpModuleAsyncOptions {
  */
 @Module({})
 export class ResilientHttpModule {
+  /** A `ResilientHttpClient` provider (named by `options.name`, `default` otherwise) on its own axios instance. */
   static register(options: ResilientHttpModuleOptions = {}): DynamicModule {
     return ResilientHttpModule.clients([options]);
   }
 
+  /** `register` with options from `useFactory`, `useClass` or `useExisting`, validated when the application starts. */
   static registerAsync(options: ResilientHttpModuleAsyncOptions): DynamicModule {
     return ResilientHttpModule.clients([options]);
   }

@@ -48,6 +48,7 @@ export interface StandardHedgingHandlerOptions {
   routing: EndpointRouting;
   /** The whole request, every hedged attempt included. Default 30000 ms. */
   totalTimeout?: TimeoutConfig | false;
+  /** The hedging strategy: hedged attempts and the delay before each. */
   hedging?: {
     /** Hedged attempts besides the primary one, 1 … 10. Default 1. */
     maxHedgedAttempts?: number;
@@ -90,8 +91,11 @@ export const HTTP_ENDPOINT = new ResiliencePropertyKey<string>('nest-resilience.
 export interface EndpointAttemptEventArguments {
   /** `scheme://host:port` of the endpoint: never the path or query of the request. */
   readonly endpoint: string;
+  /** 0 for the primary attempt, 1 for the first hedge, … */
   readonly attemptNumber: number;
+  /** The attempt's outcome. */
   readonly outcome: Outcome<unknown>;
+  /** How long the attempt took, in milliseconds. */
   readonly duration: number;
   /** The endpoint's circuit was open: no request was sent, the attempt moved on to the next endpoint. */
   readonly skipped: boolean;
@@ -99,6 +103,7 @@ export interface EndpointAttemptEventArguments {
 
 declare module '../../core/index.js' {
   interface ResilienceEventMap {
+    /** One attempt of the standard hedging handler finished at an endpoint. */
     OnEndpointAttempt: EndpointAttemptEventArguments;
   }
 }

@@ -28,10 +28,13 @@ export const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', '
  * @publicApi
  */
 export interface StandardHttpPipelineOptions {
+  /** Default: 1,000 concurrent requests, no queue. */
   rateLimiter?: RateLimiterConfig | false;
   /** Default 30000 ms. */
   totalTimeout?: TimeoutConfig | false;
+  /** Default: 3 retries, exponential from 2 s with jitter, honouring `Retry-After`, at most 30 s apart. */
   retry?: RetryConfig | false;
+  /** Default: opens at 10 % failures over 30 s with at least 100 requests, for 5 s. */
   circuitBreaker?: CircuitBreakerConfig | false;
   /** Default 10000 ms. */
   attemptTimeout?: TimeoutConfig | false;

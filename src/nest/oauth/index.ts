@@ -1,3 +1,9 @@
+/**
+ * `OAuthModule` and `OAuthClientService` for NestJS applications. Needs the NestJS peers,
+ * `openid-client` and `jose`.
+ *
+ * @module
+ */
 export {
   OAUTH_BINDING_COOKIE,
   OAuthClientService,

@@ -15,7 +15,9 @@ export const OAUTH_RESPONSE_HEADERS: Readonly<Record<string, string>> = Object.f
 
 /** Something that takes headers: Express' and Fastify's responses, Node's `ServerResponse`. @publicApi */
 export interface HeaderSink {
+  /** Node's and Express' way to set a header. */
   setHeader?(name: string, value: string): unknown;
+  /** Fastify's way to set a header. */
   header?(name: string, value: string): unknown;
 }
 

@@ -15,7 +15,7 @@ import { OAuthClient, type OAuthClientOptions, type PendingAuthorizationStore } 
 import { RESILIENCE_STORE_HANDLE, type ResilienceStoreHandle } from '../resilience-store.factory.js';
 import { OAuthExceptionFilter } from './oauth-exception.filter.js';
 
-/** @publicApi */
+/** Options of `OAuthModule.register`: those of `OAuthClient`, with the pipeline named from the registry. @publicApi */
 export interface OAuthModuleOptions extends Omit<OAuthClientOptions, 'pipeline' | 'pendingStore'> {
   /** A registry pipeline for discovery and token requests, by name. Default: `defaultTokenPipeline(tokenRequests)`. */
   pipeline?: string;
@@ -32,9 +32,11 @@ export interface OAuthModuleOptions extends Omit<OAuthClientOptions, 'pipeline' 
   deferDiscovery?: boolean;
 }
 
-/** @publicApi */
+/** Options of `OAuthModule.registerAsync`: a factory of the options, with its imports and injected providers. @publicApi */
 export interface OAuthModuleAsyncOptions extends Pick<ModuleMetadata, 'imports'> {
+  /** Providers passed to `useFactory`. */
   inject?: FactoryProvider['inject'];
+  /** Returns the options (or a promise of them). */
   useFactory: (...args: never[]) => OAuthModuleOptions | Promise<OAuthModuleOptions>;
 }
 
@@ -70,6 +72,7 @@ export class OAuthClientService extends OAuthClient implements OnModuleInit {
     this.deferDiscovery = deferDiscovery === true;
   }
 
+  /** Discovers the provider at start-up (unless `deferDiscovery`), so a wrong issuer fails the start. */
   async onModuleInit(): Promise<void> {
     if (!this.deferDiscovery) await this.init();
   }
@@ -84,10 +87,12 @@ export class OAuthClientService extends OAuthClient implements OnModuleInit {
  */
 @Module({})
 export class OAuthModule {
+  /** Provides `OAuthClientService` configured with `options`, and `OAuthExceptionFilter` for its failures. */
   static register(options: OAuthModuleOptions): DynamicModule {
     return OAuthModule.registerAsync({ useFactory: () => options });
   }
 
+  /** `register` with options from a factory (for example from `ConfigService`). */
   static registerAsync(options: OAuthModuleAsyncOptions): DynamicModule {
     return {
       module: OAuthModule,

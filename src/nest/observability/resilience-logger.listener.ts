@@ -12,7 +12,7 @@ import { describeOutcome } from '../../core/telemetry/outcome-description.util.j
 /** A Nest log level, or `false` to leave the event out. @publicApi */
 export type ResilienceLogLevel = 'fatal' | 'error' | 'warn' | 'log' | 'debug' | 'verbose' | false;
 
-/** @publicApi */
+/** Options of the Nest `Logger` listener (`ResilienceModule`'s `logging`): levels, rate limit, error messages, logger. @publicApi */
 export interface ResilienceLoggingOptions {
   /** The level of each event; events not listed keep their default (see `DEFAULT_RESILIENCE_LOG_LEVELS`). */
   levels?: Partial<Record<keyof ResilienceEventMap, ResilienceLogLevel>>;

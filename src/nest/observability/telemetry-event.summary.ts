@@ -5,22 +5,37 @@ import { describeOutcome } from '../../core/telemetry/outcome-description.util.j
 export interface ResilienceEventSummary {
   /** Wall-clock time, milliseconds since the epoch. */
   readonly time: number;
+  /** The event's name (`OnRetry`, `OnCircuitOpened`, …). */
   readonly eventName: string;
+  /** The event's severity. */
   readonly severity: string;
+  /** The pipeline's name, when it has one. */
   readonly pipelineName: string | undefined;
+  /** The pipeline instance's name (a registry key), when it has one. */
   readonly instanceName: string | undefined;
+  /** The strategy's `name` option, when set. */
   readonly strategyName: string | undefined;
+  /** The kind of strategy that emitted the event. */
   readonly strategyType: string;
+  /** The call's operation key, when it has one. */
   readonly operationKey: string | undefined;
   /** `ok`, or the error's code, status and type (never its message). */
   readonly outcome?: string;
+  /** The attempt, for attempt and retry events. */
   readonly attemptNumber?: number;
+  /** Milliseconds the attempt or execution took, when the event measures one. */
   readonly duration?: number;
+  /** Whether the strategy handled the outcome, for attempt events. */
   readonly handled?: boolean;
+  /** Milliseconds before the next attempt, for `OnRetry`. */
   readonly retryDelay?: number;
+  /** Milliseconds the circuit stays open, for `OnCircuitOpened`. */
   readonly breakDuration?: number;
+  /** Why a circuit changed state or a retry gave up. */
   readonly reason?: string;
+  /** Milliseconds until a rejected call may be admitted, when known. */
   readonly retryAfter?: number;
+  /** The timeout that elapsed, for `OnTimeout`. */
   readonly timeout?: number;
 }
 

@@ -12,6 +12,7 @@ export const RESILIENCE_EVENT_STREAM = Symbol.for('nest-resilience:event-stream'
  * @publicApi
  */
 export interface RegistryAwareTelemetryListener extends TelemetryListener {
+  /** Called once by `ResilienceModule` with the registry the listener serves. */
   attachRegistry(registry: ResiliencePipelineRegistry): void;
 }
 

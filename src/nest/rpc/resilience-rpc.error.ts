@@ -16,9 +16,13 @@ import { publicResilienceMessage } from '../resilience-public.message.js';
  * @publicApi
  */
 export interface ResilienceRpcError {
+  /** The HTTP-like status: 429, 503 or 504. */
   readonly status: 429 | 503 | 504;
+  /** The status's reason phrase. */
   readonly error: 'Too Many Requests' | 'Service Unavailable' | 'Gateway Timeout';
+  /** The rejection's message. */
   readonly message: string;
+  /** Milliseconds until a call may be admitted again, when known; otherwise `null`. */
   readonly retryAfter: number | null;
 }
 

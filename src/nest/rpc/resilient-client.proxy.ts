@@ -83,6 +83,7 @@ export class ResilientClientProxy {
     return this.settings.name;
   }
 
+  /** Call figures of this client since it was created. */
   get metrics(): ResilientClientMetrics {
     return { ...this.counts };
   }

@@ -24,7 +24,7 @@ export interface ResilientClientRegistration extends ResilientClientOptions {
   client?: InjectionToken | ClientOptions;
 }
 
-/** @publicApi */
+/** Options of `ResilientClientsModule.register`: the clients to wrap and the pipeline of each. @publicApi */
 export interface ResilientClientsModuleOptions {
   /** The clients by name, as data; validated when the application starts. */
   clients: Record<string, ResilientClientRegistration>;
@@ -97,6 +97,7 @@ export class ResilientClients implements OnApplicationShutdown {
     return made;
   }
 
+  /** Closes the clients the module opened itself. */
   async onApplicationShutdown(): Promise<void> {
     const owned = this.owned.splice(0);
     await Promise.all(owned.map((client) => client.close() as unknown));
@@ -126,6 +127,7 @@ function isClientOptions(value: unknown): value is ClientOptions {
  */
 @Module({})
 export class ResilientClientsModule {
+  /** Wraps the named `ClientsModule` clients in `ResilientClientProxy` providers (`@InjectResilientClient(name)`). */
   static register(options: ResilientClientsModuleOptions): DynamicModule {
     const entries = Object.entries(options.clients ?? {}) as [string, ResilientClientRegistration | undefined][];
     const injected = entries.filter(([, r]) => !isClientOptions(r?.client));

@@ -18,6 +18,7 @@ export interface RpcCallInfo {
   readonly client: string;
   /** The pattern as a route string (an object pattern as Nest's sorted JSON). */
   readonly pattern: string;
+  /** `send` (request and reply) or `emit` (an event, no reply). */
   readonly kind: 'send' | 'emit';
   /** May the call be repeated (`send` by default, `emit` only for a pattern marked idempotent). */
   readonly retryable: boolean;

@@ -17,7 +17,9 @@ import { handleRetryableRpcFailure, handleRpcFailure } from './rpc.predicates.js
 export interface StandardRpcPipelineOptions {
   /** Default 10000 ms. */
   totalTimeout?: TimeoutConfig | false;
+  /** Default: 3 retries, exponential from 200 ms with jitter, at most 5 s apart. */
   retry?: RetryConfig | false;
+  /** Default: opens after 5 failures in a row, for 5 s. */
   circuitBreaker?: CircuitBreakerConfig | false;
   /** How long to wait for a reply, per attempt. Default 2000 ms. */
   attemptTimeout?: TimeoutConfig | false;

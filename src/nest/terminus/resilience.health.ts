@@ -10,7 +10,7 @@ export interface CircuitHealthRule {
   degraded?: readonly CircuitState[];
 }
 
-/** @publicApi */
+/** Options of `ResilienceHealthModule.forRoot`: which circuits make the health check down or degraded. @publicApi */
 export interface ResilienceHealthOptions extends CircuitHealthRule {
   /** Rules for named pipelines (e.g. `{ payments: { down: ['open', 'half-open', 'isolated'] } }`). */
   pipelines?: Readonly<Record<string, CircuitHealthRule>>;
@@ -130,6 +130,7 @@ function validateHealthOptions(o: ResilienceHealthOptions): void {
  */
 @Module({})
 export class ResilienceHealthModule {
+  /** Provides `ResilienceHealthIndicator` for a Terminus health check, with `options` as its rule. */
   static forRoot(options: ResilienceHealthOptions = {}): DynamicModule {
     validateHealthOptions(options);
     return {

@@ -24,6 +24,7 @@ export class PartitionedRateLimiter implements RateLimiter {
     return this.partitions.size;
   }
 
+  /** Asks the limiter of the context's partition for a permit. */
   acquire(context: ResilienceContext): RateLimitLease | Promise<RateLimitLease> {
     const key = this.partitionKey(context);
     let limiter = this.partitions.get(key);
@@ -61,6 +62,7 @@ export class PartitionedRateLimiter implements RateLimiter {
 export class ChainedRateLimiter implements RateLimiter {
   constructor(private readonly limiters: readonly RateLimiter[]) {}
 
+  /** Asks every limiter in order; the call is admitted only if all of them admit it. */
   acquire(context: ResilienceContext): RateLimitLease | Promise<RateLimitLease> {
     return this.acquireFrom(0, [], context);
   }

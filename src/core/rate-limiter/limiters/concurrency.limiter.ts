@@ -2,7 +2,7 @@ import type { ResilienceContext } from '../../context/resilience.context.js';
 import { rejectedLease, type RateLimiter, type RateLimitLease } from '../rate-limiter.model.js';
 import { WaiterQueue, type QueueEntry } from './waiter.queue.js';
 
-/** @publicApi */
+/** Options of a concurrency limiter (the bulkhead): running calls and the FIFO queue behind them. @publicApi */
 export interface ConcurrencyLimiterOptions {
   /** Calls that may run at once. */
   readonly permitLimit: number;
@@ -56,6 +56,7 @@ export class ConcurrencyLimiter implements RateLimiter {
     return this.queue.length;
   }
 
+  /** A permit at once when fewer than `permitLimit` calls run; otherwise a place in the queue, or a rejection when it is full. */
   acquire(context: ResilienceContext): RateLimitLease | Promise<RateLimitLease> {
     if (this.tryTake()) return new ConcurrencyLease(this);
     if (!this.hasQueueRoom()) return rejectedLease();

@@ -1,7 +1,7 @@
 import type { TimeProvider } from '../../time/time.provider.js';
 import { ReplenishingLimiter } from './replenishing.limiter.js';
 
-/** @publicApi */
+/** Options of a fixed-window limiter: `permitLimit` calls per `window` milliseconds. @publicApi */
 export interface FixedWindowLimiterOptions {
   /** Calls admitted per window. */
   readonly permitLimit: number;

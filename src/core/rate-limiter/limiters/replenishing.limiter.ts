@@ -25,6 +25,7 @@ export abstract class ReplenishingLimiter implements RateLimiter {
     return this.queue.length;
   }
 
+  /** A permit when the limit allows one now; otherwise a place in the queue until it does, or a rejection with the estimated wait. */
   acquire(context: ResilienceContext): RateLimitLease | Promise<RateLimitLease> {
     const now = this.time.now();
     this.replenish(now);

@@ -2,7 +2,7 @@ import type { TimeProvider } from '../../time/time.provider.js';
 import { SlidingCounters } from '../../utils/sliding-counters.js';
 import { ReplenishingLimiter } from './replenishing.limiter.js';
 
-/** @publicApi */
+/** Options of a sliding-window limiter: `permitLimit` calls in any `window`, measured in segments. @publicApi */
 export interface SlidingWindowLimiterOptions {
   /** Calls admitted in any window. */
   readonly permitLimit: number;

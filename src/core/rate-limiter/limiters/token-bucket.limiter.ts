@@ -1,7 +1,7 @@
 import type { TimeProvider } from '../../time/time.provider.js';
 import { ReplenishingLimiter } from './replenishing.limiter.js';
 
-/** @publicApi */
+/** Options of a token bucket: bursts up to `tokenLimit`, refilled by `tokensPerPeriod` each `replenishmentPeriod`. @publicApi */
 export interface TokenBucketLimiterOptions {
   /** The bucket's size: the largest burst. */
   readonly tokenLimit: number;

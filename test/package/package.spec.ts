@@ -1,0 +1,221 @@
+// The package as a user gets it: `npm pack` (which builds through `prepack`), lint of the tarball with
+// publint and Are the Types Wrong, then fresh apps outside the repository that install the tarball with
+// only the peers each needs, type-check with `strict` and `skipLibCheck: false`, and run. Last, every
+// TypeScript snippet of README.md and docs/ compiles against the installed package.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, normalize } from 'node:path';
+import { promisify } from 'node:util';
+import { consumerApps, ENTRY_PEERS, NEST_PEERS, OPTIONAL_PEERS } from './consumer-apps.js';
+import { documentationFiles, extractSnippets } from './markdown-snippets.js';
+import {
+  createConsumerApp,
+  installedPackages,
+  packagesReachableFrom,
+  packLibrary,
+  repoRoot,
+  type ConsumerApp,
+  type PackedPackage,
+} from './package.util.js';
+
+const run = promisify(execFile);
+const bin = (name: string) => join(repoRoot, 'node_modules/.bin', name);
+
+/** Packages the documentation's snippets import besides the library's peers. */
+const SNIPPET_PACKAGES = [
+  ...NEST_PEERS,
+  '@nestjs/axios',
+  'axios',
+  'ioredis',
+  'openid-client',
+  'jose',
+  '@nestjs/testing',
+  '@nestjs/platform-express',
+  'cockatiel',
+  'opossum',
+  '@types/opossum',
+  '@opentelemetry/api',
+  '@opentelemetry/sdk-metrics',
+  '@nestjs/terminus',
+  '@nestjs/microservices',
+  '@nestjs/config',
+];
+
+let workDir: string;
+let packed: PackedPackage;
+const apps = new Map<string, ConsumerApp>();
+let docsApp: ConsumerApp;
+const timings: Record<string, number> = {};
+
+async function timed<T>(label: string, work: () => Promise<T>): Promise<T> {
+  const started = Date.now();
+  try {
+    return await work();
+  } finally {
+    timings[label] = Date.now() - started;
+  }
+}
+
+beforeAll(async () => {
+  workDir = mkdtempSync(join(tmpdir(), 'nest-resilience-package-'));
+  packed = await timed('pack (clean build)', () => packLibrary(workDir));
+  await timed('install apps', async () => {
+    const installs = [
+      ...consumerApps.map(async (app) => {
+        apps.set(app.name, await createConsumerApp(join(workDir, app.name), packed.tarball, app.peers));
+      }),
+      (async () => {
+        docsApp = await createConsumerApp(join(workDir, 'docs'), packed.tarball, SNIPPET_PACKAGES);
+      })(),
+    ];
+    await Promise.all(installs);
+  });
+}, 300_000);
+
+afterAll(() => {
+  process.stdout.write(
+    `package test: ${packed?.fileCount} files, ${packed?.size} bytes packed (${packed?.unpackedSize} unpacked); ` +
+      `${Object.entries(timings)
+        .map(([label, ms]) => `${label} ${(ms / 1000).toFixed(1)} s`)
+        .join(', ')}\n`,
+  );
+  if (workDir) rmSync(workDir, { recursive: true, force: true });
+});
+
+describe('the tarball', () => {
+  it('holds the build of every entry, the license, the readme and the changelog, and no tests', () => {
+    const manifest = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
+      exports: Record<string, string | Record<string, string>>;
+    };
+    const targets = Object.values(manifest.exports).flatMap((target) =>
+      typeof target === 'string' ? [target] : Object.values(target),
+    );
+    for (const target of targets) expect(packed.files).toContain(normalize(target));
+    for (const file of ['LICENSE', 'README.md', 'CHANGELOG.md', 'package.json']) expect(packed.files).toContain(file);
+    expect(packed.files.filter((file) => /(^|\/)test\/|\.spec\.|sample-app|bench\//.test(file))).toEqual([]);
+  });
+
+  it('ships every source file its source maps and declaration maps point at', () => {
+    const maps = packed.files.filter((file) => file.endsWith('.map'));
+    expect(maps.length).toBeGreaterThan(100);
+    const missing: string[] = [];
+    for (const map of maps) {
+      const { sources } = JSON.parse(readFileSync(join(repoRoot, map), 'utf8')) as { sources: string[] };
+      for (const source of sources) {
+        const target = normalize(join(dirname(map), source));
+        if (!packed.files.includes(target)) missing.push(`${map} -> ${target}`);
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
+  it('passes publint --strict', async () => {
+    const { stdout } = await timed('publint', () => run(bin('publint'), ['run', packed.tarball, '--strict']));
+    expect(stdout).toContain('All good!');
+  });
+
+  it('passes Are the Types Wrong for an ESM-only package', async () => {
+    // Exits non-zero on any problem that matters to ESM consumers (node16 from ESM, bundler); the
+    // CommonJS and node10 resolutions are out of scope for an ESM-only package and reported as ignored.
+    const { stdout } = await timed('attw', () => run(bin('attw'), [packed.tarball, '--profile', 'esm-only']));
+    const problems = stdout.split('\n').filter((line) => /[❌💀🥴🐛❗]|⚠️/u.test(line) && !line.includes('ignored'));
+    expect(problems).toEqual([]);
+    expect(stdout).toMatch(/node16 \(from ESM\): 🟢 \(ESM\)/u);
+  });
+});
+
+describe('the install table of README.md', () => {
+  it('lists, for every entry point, exactly the peers the package test holds it to', () => {
+    const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+    const section = readme.slice(
+      readme.indexOf('## Install'),
+      readme.indexOf('\n## ', readme.indexOf('## Install') + 1),
+    );
+    const table: Record<string, string[]> = {};
+    for (const row of section.split('\n').filter((line) => line.startsWith('| `'))) {
+      const [imports, , peers] = row.split('|').slice(1, 4);
+      const names = (cell: string) => [...cell.matchAll(/`([^`]+)`/g)].map((match) => match[1]);
+      const needed = [...(peers.includes('the NestJS set above') ? NEST_PEERS : []), ...names(peers)];
+      for (const name of names(imports)) {
+        const entry = name === 'nest-resilience' ? '.' : `./${name.replace(/^(nest-resilience)?\//, '')}`;
+        table[entry] = needed.sort();
+      }
+    }
+    const expected = Object.fromEntries(
+      Object.entries(ENTRY_PEERS).map(([entry, peers]) => [entry, [...peers].sort()]),
+    );
+    expect(table).toEqual(expected);
+  });
+});
+
+describe.each(Object.entries(ENTRY_PEERS))('the entry point %s', (entry, peers) => {
+  const target = (condition: 'types' | 'default') => {
+    const manifest = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
+      exports: Record<string, Record<string, string>>;
+    };
+    return join(apps.get('core-only')!.dir, 'node_modules/nest-resilience', manifest.exports[entry][condition]);
+  };
+  const describeImports = (found: Map<string, string>) =>
+    [...found].filter(([name]) => !peers.includes(name)).map(([name, file]) => `${file} imports ${name}`);
+
+  it(`has declarations that name no package but its peers (${peers.join(', ') || 'none'})`, () => {
+    expect(describeImports(packagesReachableFrom(target('types')))).toEqual([]);
+  });
+
+  it('loads no package but its peers when imported (others only lazily, when configured)', () => {
+    expect(describeImports(packagesReachableFrom(target('default')))).toEqual([]);
+  });
+});
+
+describe.each(consumerApps)('a $name app (peers: $peers)', (definition) => {
+  const app = () => apps.get(definition.name)!;
+
+  it('has only the packages it installed: no optional peer it did not ask for', () => {
+    const present = installedPackages(app().dir);
+    expect(present).toContain('nest-resilience');
+    expect(OPTIONAL_PEERS.filter((peer) => present.includes(peer)).sort()).toEqual(
+      OPTIONAL_PEERS.filter((peer) => definition.peers.includes(peer)).sort(),
+    );
+  });
+
+  it('type-checks with strict and skipLibCheck: false', async () => {
+    writeFileSync(join(app().dir, 'src/main.ts'), definition.source);
+    const result = await timed(`tsc ${definition.name}`, () => app().typeCheck(['main.ts']));
+    expect(result.output).toBe('');
+  });
+
+  it('runs and prints what it should', async () => {
+    expect(existsSync(join(app().dir, 'out/main.js'))).toBe(true);
+    const output = await timed(`run ${definition.name}`, () => app().runNode('out/main.js'));
+    expect(JSON.parse(output)).toEqual(definition.expected);
+  });
+});
+
+describe('the documentation snippets', () => {
+  const snippets = documentationFiles(repoRoot).flatMap((document) => extractSnippets(repoRoot, document));
+
+  it('are found in README.md and docs/', () => {
+    expect(snippets.length).toBeGreaterThan(10);
+    expect(new Set(snippets.map((snippet) => snippet.document))).toContain('README.md');
+  });
+
+  it('each compile against the installed package, with the imports written in the snippet', async () => {
+    for (const snippet of snippets) {
+      writeFileSync(join(docsApp.dir, 'src', snippet.fileName), snippet.code);
+    }
+    const result = await timed('tsc snippets', () => docsApp.typeCheck(snippets.map((snippet) => snippet.fileName)));
+    const byFile = new Map(snippets.map((snippet) => [`src/${snippet.fileName}`, snippet]));
+    const errors = result.output
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .map((line) => {
+        const match = /^(src\/[^()]+)\((\d+),(\d+)\): (.*)$/.exec(line);
+        const snippet = match && byFile.get(match[1]);
+        if (!match || !snippet) return line;
+        return `${snippet.document}:${snippet.line + Number(match[2])}:${match[3]} ${match[4]}`;
+      });
+    expect(errors).toEqual([]);
+  });
+});
