@@ -35,7 +35,8 @@ export interface RedisStores {
   close(): Promise<void>;
 }
 
-const STORE_KEYS = [
+/** The options that say how to connect; the others are the stores'. */
+const CONNECTION_KEYS = [
   'url',
   'cluster',
   'sentinels',
@@ -47,6 +48,10 @@ const STORE_KEYS = [
   'db',
   'tls',
   'client',
+] as const satisfies readonly (keyof RedisConnectionOptions)[];
+
+const STORE_KEYS = [
+  ...CONNECTION_KEYS,
   'keyPrefix',
   'operationTimeout',
   'retryInterval',
@@ -89,33 +94,13 @@ export async function createRedisStores(
   },
 ): Promise<RedisStores> {
   validateRedisStoresOptions(options);
-  const {
-    url,
-    cluster,
-    sentinels,
-    name,
-    username,
-    password,
-    sentinelUsername,
-    sentinelPassword,
-    db,
-    tls,
-    client: given,
-    ...storeOptions
-  } = options;
-  const connection = openRedisConnection({
-    url,
-    cluster,
-    sentinels,
-    name,
-    username,
-    password,
-    sentinelUsername,
-    sentinelPassword,
-    db,
-    tls,
-    client: given,
-  });
+  const connectionOptions: RedisConnectionOptions = {};
+  const storeOptions: Partial<RedisStoresOptions> = { ...options };
+  for (const key of CONNECTION_KEYS) {
+    (connectionOptions as Record<string, unknown>)[key] = options[key];
+    delete storeOptions[key];
+  }
+  const connection = openRedisConnection(connectionOptions);
   const failed = await connection.connect();
   if (failed !== undefined) {
     context.logger.warn(

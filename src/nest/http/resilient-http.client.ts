@@ -4,7 +4,7 @@ import { defer, from, type Observable } from 'rxjs';
 import { ResilienceContext, type ResiliencePipeline, type ResiliencePipelineRegistry } from '../../core/index.js';
 import { currentResilienceContext } from '../execution/resilience-context.storage.js';
 import type { StandardHedgingHandler } from './standard-hedging.handler.js';
-import { HTTP_REQUEST_INFO, IDEMPOTENT_METHODS, retryAfterOf } from './standard-http-pipeline.js';
+import { exposeRetryAfter, HTTP_REQUEST_INFO, IDEMPOTENT_METHODS } from './standard-http-pipeline.js';
 
 /** How a client was configured (resolved from the module options). @internal */
 export interface ResilientHttpClientSettings {
@@ -86,10 +86,7 @@ export class ResilientHttpClient {
         return await this.http.axiosRef.request<T, AxiosResponse<T, D>, D>(attempt);
       } catch (error) {
         // Expose the server's Retry-After (429, 503) to the retry strategy and to the caller.
-        const retryAfter = retryAfterOf(error, Date.now());
-        if (retryAfter !== undefined && typeof error === 'object' && error !== null) {
-          (error as { retryAfter?: number }).retryAfter = retryAfter;
-        }
+        exposeRetryAfter(error);
         throw error;
       }
     }, context);

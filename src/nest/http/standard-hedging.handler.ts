@@ -32,7 +32,7 @@ import {
 import {
   handleHttpFailure,
   HTTP_REQUEST_INFO,
-  retryAfterOf,
+  exposeRetryAfter,
   STANDARD_HTTP_PIPELINE_DEFAULTS,
   type HttpRequestInfo,
 } from './standard-http-pipeline.js';
@@ -395,12 +395,10 @@ export class StandardHedgingHandler {
     try {
       return await this.http.axiosRef.request<T, AxiosResponse<T, D>, D>(attempt);
     } catch (error) {
-      const retryAfter = retryAfterOf(error, Date.now());
-      if (retryAfter !== undefined && typeof error === 'object' && error !== null) {
-        (error as { retryAfter?: number }).retryAfter = retryAfter;
-        // The endpoint asked for time: the others take its requests meanwhile, nobody waits.
+      const retryAfter = exposeRetryAfter(error);
+      // The endpoint asked for time: the others take its requests meanwhile, nobody waits.
+      if (retryAfter !== undefined)
         this.coolingUntil.set(endpoint.authority, this.registry.timeProvider.now() + retryAfter);
-      }
       throw error;
     }
   }

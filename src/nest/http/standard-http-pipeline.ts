@@ -114,3 +114,18 @@ export function retryAfterOf(value: unknown, now: number): number | undefined {
   const status = getHttpStatus(value);
   return status === 429 || status === 503 ? getHttpRetryAfter(value, now) : undefined;
 }
+
+/**
+ * Records on a failed request's error the milliseconds its 429 or 503 `Retry-After` asks for (as
+ * `error.retryAfter`, where the retry strategy and the caller read it) and returns them.
+ *
+ * @internal
+ */
+export function exposeRetryAfter(error: unknown): number | undefined {
+  const retryAfter = retryAfterOf(error, Date.now());
+  if (retryAfter !== undefined && typeof error === 'object' && error !== null) {
+    (error as { retryAfter?: number }).retryAfter = retryAfter;
+    return retryAfter;
+  }
+  return undefined;
+}
