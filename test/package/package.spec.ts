@@ -32,6 +32,7 @@ const SNIPPET_PACKAGES = [
   'openid-client',
   'jose',
   '@nestjs/testing',
+  '@jest/globals',
   '@nestjs/platform-express',
   'cockatiel',
   'opossum',
