@@ -225,8 +225,7 @@ describe('circuit breaker: behaviours at the edges', () => {
     });
 
     it('slow-call: a call taking exactly slowCallDuration counts as slow; one millisecond less does not', async () => {
-      const make = () =>
-        breaker({ kind: 'slow-call', slowCallDuration: 100, minimumThroughput: 1, failureRatio: 1 });
+      const make = () => breaker({ kind: 'slow-call', slowCallDuration: 100, minimumThroughput: 1, failureRatio: 1 });
       const slow = make();
       const exact = slow.pipeline.execute(() => slow.time.delay(100).then(() => 'done'));
       slow.time.advance(100);
