@@ -6,7 +6,18 @@ import prettier from 'eslint-config-prettier';
 import globals from 'globals';
 
 export default defineConfig(
-  { ignores: ['dist/**', 'coverage/**', '*.config.js', 'scripts/**', 'bench/register.js', 'test/global-*.js'] },
+  {
+    ignores: [
+      'dist/**',
+      'coverage/**',
+      'reports/**',
+      '.stryker-tmp/**',
+      '*.config.js',
+      'scripts/**',
+      'bench/register.js',
+      'test/global-*.js',
+    ],
+  },
   eslint.configs.recommended,
   tseslint.configs.recommendedTypeChecked,
   {

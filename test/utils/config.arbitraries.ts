@@ -143,7 +143,7 @@ const strategiesList = fc.array(
     .tuple(fc.oneof(fc.constantFrom(...SECTIONS), fc.string({ maxLength: 6 }), scalar), section)
     .map(([type, options]) =>
       typeof options === 'object' && options !== null && !Array.isArray(options)
-        ? { ...(options), type }
+        ? { ...options, type }
         : { type, options },
     ),
   { maxLength: 4 },
