@@ -74,6 +74,88 @@ describe('timeout: behaviours at the edges', () => {
     });
   });
 
+  describe('what the callback throws once the timeout aborted it', () => {
+    function cooperative(thrown: (reason: unknown) => unknown) {
+      const time = new FakeTimeProvider();
+      const pipeline = new ResiliencePipelineBuilder({ timeProvider: time }).addTimeout(100).build();
+      const result = pipeline.execute(
+        ({ signal }) =>
+          new Promise((_, reject) => signal.addEventListener('abort', () => reject(thrown(signal.reason)))),
+      );
+      return { time, result };
+    }
+
+    it('the abort reason itself becomes TimeoutRejectedError, with the reason as cause and a readable message', async () => {
+      const { time, result } = cooperative((reason) => reason);
+      const settled = result.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      await time.advanceAsync(100);
+      const error = (await settled) as TimeoutRejectedError;
+      expect(error).toBeInstanceOf(TimeoutRejectedError);
+      expect((error.cause as DOMException).name).toBe('TimeoutError');
+      expect((error.cause as DOMException).message).toBe('The operation timed out after 100 ms.');
+    });
+
+    it.each([
+      ['an AbortError of its own', () => Object.assign(new Error('aborted'), { name: 'AbortError' })],
+      ['an error named TimeoutError', () => Object.assign(new Error('socket timeout'), { name: 'TimeoutError' })],
+    ])('%s becomes TimeoutRejectedError', async (_, make) => {
+      const { time, result } = cooperative(make);
+      const settled = expect(result).rejects.toBeInstanceOf(TimeoutRejectedError);
+      await time.advanceAsync(100);
+      await settled;
+    });
+
+    it.each([
+      ['an unrelated error', new Error('cleanup failed')],
+      ['a string', 'gone'],
+      ['null', null],
+    ])('%s is passed through as is', async (_, value) => {
+      const { time, result } = cooperative(() => value);
+      const settled = expect(result).rejects.toBe(value);
+      await time.advanceAsync(100);
+      await settled;
+    });
+  });
+
+  it('a timeoutGenerator that throws rejects the call (it does not throw synchronously)', async () => {
+    const pipeline = new ResiliencePipelineBuilder()
+      .addTimeout({
+        timeoutGenerator: () => {
+          throw down;
+        },
+      })
+      .build();
+    let called = false;
+    const result = pipeline.execute(() => {
+      called = true;
+      return Promise.resolve(1);
+    });
+    await expect(result).rejects.toBe(down);
+    expect(called).toBe(false);
+  });
+
+  it('aggressive: what a callback sets on its context after the deadline does not reach the caller', async () => {
+    const time = new FakeTimeProvider();
+    const key = new ResiliencePropertyKey<string>('late');
+    const context = new ResilienceContext();
+    const pipeline = new ResiliencePipelineBuilder({ timeProvider: time })
+      .addTimeout({ timeout: 100, mode: 'aggressive' })
+      .build();
+    const result = pipeline.execute(async (inner) => {
+      await time.delay(500);
+      inner.properties.set(key, 'too late');
+      return 1;
+    }, context);
+    const settled = expect(result).rejects.toBeInstanceOf(TimeoutRejectedError);
+    await time.advanceAsync(100);
+    await settled;
+    await time.advanceAsync(400);
+    expect(context.properties.get(key)).toBeUndefined();
+  });
+
   it('cooperative: a failure before the deadline is not turned into a timeout', async () => {
     const time = new FakeTimeProvider();
     const pipeline = new ResiliencePipelineBuilder({ timeProvider: time }).addTimeout(1_000).build();
