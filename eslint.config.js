@@ -11,6 +11,8 @@ export default defineConfig(
       'dist/**',
       'coverage/**',
       'docs-site/**',
+      'reports/**',
+      '.stryker-tmp/**',
       '*.config.js',
       'scripts/**',
       'bench/register.js',

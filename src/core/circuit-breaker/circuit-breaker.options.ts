@@ -192,7 +192,7 @@ export function validateCircuitBreakerOptions(
     .string('circuitKey', o.circuitKey);
 
   const kind = o.kind ?? 'time-window';
-  if (KIND_OPTIONS[kind]) {
+  if (typeof kind === 'string' && Object.hasOwn(KIND_OPTIONS, kind)) {
     for (const option of KIND_SPECIFIC) {
       if ((o as Record<string, unknown>)[option] !== undefined && !KIND_OPTIONS[kind].includes(option)) {
         const kinds = (Object.keys(KIND_OPTIONS) as CircuitBreakerKind[]).filter((k) =>

@@ -135,7 +135,7 @@ export function validateRateLimiterOptions(v: OptionsValidator, o: RateLimiterSt
 
 function validateDefinition(v: OptionsValidator, d: Record<string, unknown>, checkKeys: boolean): void {
   const kind = d.kind as RateLimitKind;
-  const fields = FIELDS[kind];
+  const fields = typeof kind === 'string' && Object.hasOwn(FIELDS, kind) ? FIELDS[kind] : undefined;
   if (!fields) {
     v.oneOf('kind', kind, Object.keys(FIELDS));
     return;

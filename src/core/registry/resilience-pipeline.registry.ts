@@ -131,7 +131,7 @@ export class ResiliencePipelineRegistry {
     this.stateStore = options.stateStore ?? new InMemoryCircuitBreakerStateStore();
     this.timeProvider = options.timeProvider ?? systemTimeProvider;
     for (const [name, predicate] of Object.entries(options.predicates ?? {})) this.predicates.register(name, predicate);
-    if (options.pipelines) this.addPipelines(options.pipelines);
+    if (options.pipelines !== undefined && options.pipelines !== null) this.addPipelines(options.pipelines);
   }
 
   /** The names of every registered pipeline. */

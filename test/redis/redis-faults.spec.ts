@@ -1,0 +1,218 @@
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { performance } from 'node:perf_hooks';
+import type { Redis } from 'ioredis';
+import { BrokenCircuitError, ResiliencePipelineBuilder, type ResiliencePipeline } from '../../src/index.js';
+import { RedisCircuitBreakerStateStore } from '../../src/redis/index.js';
+import { RedisFaultProxy } from './redis-fault.proxy.js';
+import { ready, redisClient, uniquePrefix } from './redis-test.utils.js';
+
+/**
+ * Faults on the wire between the store and a real redis-server (no mock): the store must keep every
+ * call within its time budget (`operationTimeout`), fall back to its outage mode, and re-sync when Redis
+ * answers again. These run on the real clock because the faults are real sockets; the time bounds are
+ * generous (the budget is 100 ms; without it a black-holed call would wait for the OS, i.e. minutes,
+ * since ioredis has no command timeout).
+ */
+const BUDGET = 100;
+const RETRY_INTERVAL = 200;
+/** Far below any OS timeout, far above the budget even on a loaded machine. */
+const WITHIN_BUDGET = 2_000;
+
+const down = new Error('dependency down');
+
+interface Harness {
+  proxy: RedisFaultProxy;
+  client: Redis;
+  store: RedisCircuitBreakerStateStore;
+  pipeline: ResiliencePipeline<string>;
+  warnings: string[];
+  logs: string[];
+  keyPrefix: string;
+  circuitKey: string;
+}
+
+const cleanups: (() => Promise<void>)[] = [];
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function harness(label: string): Promise<Harness> {
+  const proxy = await RedisFaultProxy.start(process.env.REDIS_URL!);
+  cleanups.push(() => proxy.close());
+  const client = redisClient({ url: proxy.url, retryDelay: 20 });
+  client.on('error', () => undefined);
+  cleanups.push(() => Promise.resolve(client.disconnect()));
+  await ready(client);
+  const warnings: string[] = [];
+  const logs: string[] = [];
+  const keyPrefix = uniquePrefix(label);
+  const circuitKey = 'orders';
+  const store = new RedisCircuitBreakerStateStore({
+    client,
+    keyPrefix,
+    operationTimeout: BUDGET,
+    retryInterval: RETRY_INTERVAL,
+    logger: { warn: (m) => void warnings.push(m), log: (m) => void logs.push(m) },
+  });
+  cleanups.push(() => store.flush());
+  const pipeline = breakerOn(store, circuitKey);
+  return { proxy, client, store, pipeline, warnings, logs, keyPrefix, circuitKey };
+}
+
+function breakerOn(store: RedisCircuitBreakerStateStore, circuitKey: string): ResiliencePipeline<string> {
+  return new ResiliencePipelineBuilder<string>()
+    .addCircuitBreaker({
+      kind: 'consecutive',
+      failureThreshold: 2,
+      breakDuration: 60_000,
+      stateStore: store,
+      circuitKey,
+    })
+    .build();
+}
+
+/** A store and breaker on the same circuit, connected straight to Redis: what another instance sees. */
+async function directView(h: Harness): Promise<{ pipeline: ResiliencePipeline<string>; client: Redis }> {
+  const client = redisClient();
+  cleanups.push(() => Promise.resolve(client.disconnect()));
+  await ready(client);
+  const store = new RedisCircuitBreakerStateStore({
+    client,
+    keyPrefix: h.keyPrefix,
+    logger: { warn: () => undefined },
+  });
+  cleanups.push(() => store.flush());
+  return { pipeline: breakerOn(store, h.circuitKey), client };
+}
+
+async function timed<T>(work: () => Promise<T>): Promise<{ ms: number; result: unknown }> {
+  const started = performance.now();
+  const result = await work().then(
+    (v) => v,
+    (e: unknown) => e,
+  );
+  return { ms: performance.now() - started, result };
+}
+
+/** Real time passes (sockets, Redis); bounded. */
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Retries `check` on the real clock until it holds or `limit` ms pass. */
+async function eventually(check: () => Promise<boolean>, limit = 3_000): Promise<boolean> {
+  const until = performance.now() + limit;
+  while (performance.now() < until) {
+    if (await check()) return true;
+    await pause(25);
+  }
+  return check();
+}
+
+const ok = () => Promise.resolve('ok');
+const fail = () => Promise.reject(down);
+
+describe('Redis circuit store under network faults (TCP proxy)', () => {
+  it('latency below the budget: calls go to Redis and the store stays healthy', async () => {
+    const h = await harness('slow-ok');
+    h.proxy.setLatency(10);
+    await expect(h.pipeline.execute(fail)).rejects.toBe(down);
+    await expect(h.pipeline.execute(fail)).rejects.toBe(down);
+    expect(h.store.isDegraded).toBe(false);
+    // The opening was decided in Redis: another instance sees it.
+    const other = await directView(h);
+    await expect(other.pipeline.execute(ok)).rejects.toBeInstanceOf(BrokenCircuitError);
+    expect(h.warnings).toEqual([]);
+  });
+
+  it('latency above the budget: the call is answered within the budget by the outage mode, logged once', async () => {
+    const h = await harness('slow');
+    h.proxy.setLatency(5_000);
+    const first = await timed(() => h.pipeline.execute(ok));
+    expect(first.result).toBe('ok');
+    expect(first.ms).toBeLessThan(WITHIN_BUDGET);
+    expect(h.store.isDegraded).toBe(true);
+    // During the outage the breaker still protects, locally.
+    await expect(h.pipeline.execute(fail)).rejects.toBe(down);
+    await expect(h.pipeline.execute(fail)).rejects.toBe(down);
+    await expect(h.pipeline.execute(ok)).rejects.toBeInstanceOf(BrokenCircuitError);
+    expect(h.warnings).toHaveLength(1);
+    expect(h.warnings[0]).toMatch(/Redis circuit-breaker store unavailable \(no answer within 100 ms\)/);
+  });
+
+  it('a black-holed connection (no RST, no FIN) is detected within the budget, not after the OS timeout', async () => {
+    const h = await harness('blackhole');
+    await h.pipeline.execute(ok);
+    h.proxy.blackhole();
+    const first = await timed(() => h.pipeline.execute(ok));
+    expect(first.result).toBe('ok');
+    expect(first.ms).toBeLessThan(WITHIN_BUDGET);
+    expect(h.store.isDegraded).toBe(true);
+    expect(h.proxy.openConnections).toBe(1); // the connection is still "up": nothing told the client
+
+    // While Redis is left alone the fallback answers without touching the network.
+    const again = await timed(() => h.pipeline.execute(ok));
+    expect(again.result).toBe('ok');
+    // After retryInterval it is tried again, and again within the budget.
+    await pause(RETRY_INTERVAL + 20);
+    const retried = await timed(() => h.pipeline.execute(ok));
+    expect(retried.result).toBe('ok');
+    expect(retried.ms).toBeLessThan(WITHIN_BUDGET);
+    expect(h.warnings).toHaveLength(1);
+  });
+
+  it('recovery re-syncs: a circuit opened locally during the outage is written back to Redis', async () => {
+    const h = await harness('resync');
+    const other = await directView(h);
+    await h.pipeline.execute(ok);
+    h.proxy.blackhole();
+    await expect(h.pipeline.execute(fail)).rejects.toBe(down); // times out to local, then fails locally
+    await expect(h.pipeline.execute(fail)).rejects.toBe(down);
+    await expect(h.pipeline.execute(ok)).rejects.toBeInstanceOf(BrokenCircuitError);
+    // The rest of the fleet knew nothing of it.
+    await expect(other.pipeline.execute(ok)).resolves.toBe('ok');
+
+    h.proxy.heal();
+    await pause(RETRY_INTERVAL + 20);
+    // The next call reaches Redis again: the store says it is back and writes the open circuit back.
+    // That call itself is decided by Redis's state, which does not know of the local opening yet.
+    await h.pipeline.execute(ok).catch(() => undefined);
+    const resynced = await eventually(() =>
+      other.pipeline.execute(ok).then(
+        () => false,
+        (e: unknown) => e instanceof BrokenCircuitError,
+      ),
+    );
+    expect(resynced).toBe(true);
+    await expect(h.pipeline.execute(ok)).rejects.toBeInstanceOf(BrokenCircuitError);
+    expect(h.store.isDegraded).toBe(false);
+    expect(h.logs).toEqual(['Redis circuit-breaker store is back.']);
+    expect(h.warnings).toHaveLength(1);
+  });
+
+  it.each([
+    ['reset (RST)', (p: RedisFaultProxy) => p.drop()],
+    ['half-close (FIN to the client)', (p: RedisFaultProxy) => p.halfClose()],
+  ])('a %s: calls stay within the budget, the client reconnects and the store comes back', async (_, fault) => {
+    const h = await harness('drop');
+    await h.pipeline.execute(ok);
+    const acceptedBefore = h.proxy.accepted;
+    fault(h.proxy);
+    const during = await timed(() => h.pipeline.execute(ok));
+    expect(during.result).toBe('ok');
+    expect(during.ms).toBeLessThan(WITHIN_BUDGET);
+    // ioredis reconnects through the proxy; once the retry interval is over the store uses Redis again.
+    const back = await eventually(async () => {
+      await h.pipeline.execute(ok);
+      return !h.store.isDegraded && h.proxy.accepted > acceptedBefore && h.client.status === 'ready';
+    });
+    expect(back).toBe(true);
+    // Redis decides again: two failures open the circuit for the whole fleet.
+    await expect(h.pipeline.execute(fail)).rejects.toBe(down);
+    await expect(h.pipeline.execute(fail)).rejects.toBe(down);
+    const other = await directView(h);
+    await expect(other.pipeline.execute(ok)).rejects.toBeInstanceOf(BrokenCircuitError);
+    expect(h.warnings.length).toBeLessThanOrEqual(1);
+  });
+});
