@@ -13,6 +13,7 @@ export const RULES = {
   duration: 'must be a duration: milliseconds, or in configuration "200ms", "2s", "1m", "00:00:30"',
   boolean: 'must be a boolean',
   nonEmptyString: 'must be a non-empty string',
+  string: 'must be a string',
   function: 'must be a function',
   array: 'must be an array',
   nonEmptyArray: 'must be a non-empty array',

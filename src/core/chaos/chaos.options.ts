@@ -82,9 +82,17 @@ function validateCommon(v: OptionsValidator, o: ChaosStrategyOptions, extra: rea
 
 /** @internal */
 export function validateChaosFaultOptions(v: OptionsValidator, o: ChaosFaultOptions): void {
-  validateCommon(v, o, ['fault', 'faultGenerator', 'onFaultInjected']);
+  const fromConfig = o as { message?: unknown };
+  // Only the `chaosFault` configuration section takes a `message` (and only one that is not a string gets here).
+  if (fromConfig.message !== undefined) v.add('message', fromConfig.message, RULES.string);
+  validateCommon(v, o, [
+    'fault',
+    'faultGenerator',
+    'onFaultInjected',
+    ...(fromConfig.message !== undefined ? ['message'] : []),
+  ]);
   v.func('faultGenerator', o.faultGenerator).func('onFaultInjected', o.onFaultInjected);
-  if (o.fault === undefined && o.faultGenerator === undefined)
+  if (o.fault === undefined && o.faultGenerator === undefined && fromConfig.message === undefined)
     v.add('fault', undefined, RULES.requiredOr('faultGenerator'));
 }
 

@@ -24,8 +24,13 @@ export const chaosFaultRegistration: StrategyDefinition<ChaosFaultOptions> = {
   create: (options, context) => new ChaosFaultStrategy(options, context),
   sections: {
     chaosFault: {
+      // A `message` that is not a string stays an option, so validation names it (`must be a string`).
       fromConfig: ({ message, ...fault }) =>
-        message !== undefined && fault.fault === undefined ? { ...fault, fault: new Error(message as string) } : fault,
+        message === undefined || fault.fault !== undefined
+          ? fault
+          : typeof message === 'string'
+            ? { ...fault, fault: new Error(message) }
+            : { ...fault, message },
     },
   },
 };

@@ -52,7 +52,7 @@ describe('circuit breaker options', () => {
     [{ breakDurationGenerator: 5 }, 'breakDurationGenerator', 'must be a function'],
     [{ permittedCallsInHalfOpen: 0 }, 'permittedCallsInHalfOpen', 'must be an integer >= 1 and <= 10000'],
     [{ permittedCallsInHalfOpen: 10_001 }, 'permittedCallsInHalfOpen', 'must be an integer >= 1 and <= 10000'],
-    [{ successThresholdInHalfOpen: 0 }, 'successThresholdInHalfOpen', 'must be an integer >= 1'],
+    [{ successThresholdInHalfOpen: 0 }, 'successThresholdInHalfOpen', 'must be an integer >= 1 and <= 10000'],
     [{ waitForHalfOpenVerdict: 'yes' }, 'waitForHalfOpenVerdict', 'must be a boolean'],
     [{ maxHalfOpenWait: 0 }, 'maxHalfOpenWait', `must be a number >= 1 and <= ${MAX_TIMER_DELAY}`],
     [{ shouldHandle: true }, 'shouldHandle', 'must be a function'],
@@ -65,7 +65,7 @@ describe('circuit breaker options', () => {
     [{ stateStore: null }, 'stateStore', 'must be a CircuitBreakerStateStore'],
     [{ manualControl: { isolate: 1 } }, 'manualControl', 'must be a CircuitBreakerManualControl'],
     [{ stateProvider: 'p' }, 'stateProvider', 'must be a CircuitBreakerStateProvider'],
-    [{ failureTreshold: 3 }, 'failureTreshold', 'is not a known option'],
+    [{ failureTreshold: 3 }, 'failureTreshold', 'is not a known option (did you mean "failureThreshold"?)'],
   ];
 
   it.each(invalid)('%j is rejected at %s', (options, path, rule) => {
@@ -139,12 +139,11 @@ describe('circuit breaker options', () => {
   });
 
   describe('rules across options', () => {
-    it('successThresholdInHalfOpen above permittedCallsInHalfOpen (default 1) is rejected', () => {
-      expect(problems({ successThresholdInHalfOpen: 2 }, 'p')).toEqual([
-        { path: 'successThresholdInHalfOpen', rule: 'must be <= permittedCallsInHalfOpen (1)' },
-      ]);
-      expect(problems({ permittedCallsInHalfOpen: 4, successThresholdInHalfOpen: 5 }, 'p')).toEqual([
-        { path: 'successThresholdInHalfOpen', rule: 'must be <= permittedCallsInHalfOpen (4)' },
+    it('successThresholdInHalfOpen above permittedCallsInHalfOpen is allowed (probes are admitted in turns)', () => {
+      expect(problems({ successThresholdInHalfOpen: 3 }, 'p')).toEqual([]);
+      expect(problems({ permittedCallsInHalfOpen: 4, successThresholdInHalfOpen: 5 }, 'p')).toEqual([]);
+      expect(problems({ successThresholdInHalfOpen: 10_001 }, 'p')).toEqual([
+        { path: 'successThresholdInHalfOpen', rule: 'must be an integer >= 1 and <= 10000' },
       ]);
     });
 

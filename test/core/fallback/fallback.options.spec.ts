@@ -29,11 +29,13 @@ describe('fallback options', () => {
     expect(problems(options)).toEqual([{ path, rule }]);
   });
 
-  it.each<Record<string, unknown>>([
-    { fallbackValue: undefined },
-    { fallbackValue: null },
-    { fallbackAction: () => 1 },
-  ])('%j builds (a fallbackValue given as undefined counts as given)', (options) => {
+  it.each<Record<string, unknown>>([{ fallbackValue: null }, { fallbackAction: () => 1 }])('%j builds', (options) => {
     expect(problems(options)).toEqual([]);
+  });
+
+  it('a fallbackValue given as undefined counts as not given (spread-friendly options)', () => {
+    expect(problems({ fallbackValue: undefined })).toEqual([
+      { path: 'fallbackAction', rule: 'is required (or give fallbackValue)' },
+    ]);
   });
 });

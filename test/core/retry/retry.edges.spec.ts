@@ -207,7 +207,11 @@ describe('retry options', () => {
     [{ maxRetryAttempts: Number.NaN }, 'maxRetryAttempts', 'must be an integer >= 0'],
     [{ delay: -1 }, 'delay', duration],
     [{ delay: MAX_TIMER_DELAY + 1 }, 'delay', duration],
-    [{ delay: '1s-ish' }, 'delay', duration],
+    [
+      { delay: '1s-ish' },
+      'delay',
+      'must be a duration: milliseconds, or in configuration "200ms", "2s", "1m", "00:00:30"',
+    ],
     [{ backoffType: 'fibonacci' }, 'backoffType', 'must be one of "constant", "linear", "exponential"'],
     [{ useJitter: 1 }, 'useJitter', 'must be a boolean'],
     [{ maxDelay: -1 }, 'maxDelay', duration],
