@@ -32,6 +32,7 @@ const SNIPPET_PACKAGES = [
   'openid-client',
   'jose',
   '@nestjs/testing',
+  '@jest/globals',
   '@nestjs/platform-express',
   'cockatiel',
   'opossum',
@@ -166,6 +167,27 @@ describe.each(Object.entries(ENTRY_PEERS))('the entry point %s', (entry, peers) 
 
   it('loads no package but its peers when imported (others only lazily, when configured)', () => {
     expect(describeImports(packagesReachableFrom(target('default')))).toEqual([]);
+  });
+});
+
+describe('the consumer apps', () => {
+  it('hold every optional peer of package.json to its own apps', () => {
+    const manifest = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
+      peerDependenciesMeta: Record<string, { optional?: boolean }>;
+    };
+    const optional = Object.keys(manifest.peerDependenciesMeta).filter(
+      (name) => manifest.peerDependenciesMeta[name].optional,
+    );
+    expect([...OPTIONAL_PEERS].sort()).toEqual(optional.sort());
+  });
+
+  it('import every entry point between them', () => {
+    const imported = (source: string) =>
+      [...source.matchAll(/from '(nest-resilience(?:\/[^']+)?)'/g)].map(([, specifier]) =>
+        specifier === 'nest-resilience' ? '.' : `./${specifier.slice('nest-resilience/'.length)}`,
+      );
+    const covered = new Set(consumerApps.flatMap((app) => imported(app.source)));
+    expect(Object.keys(ENTRY_PEERS).filter((entry) => !covered.has(entry))).toEqual([]);
   });
 });
 
