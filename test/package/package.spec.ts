@@ -64,11 +64,17 @@ beforeAll(async () => {
   packed = await timed('pack (clean build)', () => packLibrary(workDir));
   await timed('install apps', async () => {
     const installs = [
+      // In parallel: each label times one install while the others run (the longest is the wall time).
       ...consumerApps.map(async (app) => {
-        apps.set(app.name, await createConsumerApp(join(workDir, app.name), packed.tarball, app.peers));
+        const installed = await timed(`install ${app.name}`, () =>
+          createConsumerApp(join(workDir, app.name), packed.tarball, app.peers),
+        );
+        apps.set(app.name, installed);
       }),
       (async () => {
-        docsApp = await createConsumerApp(join(workDir, 'docs'), packed.tarball, SNIPPET_PACKAGES);
+        docsApp = await timed('install docs', () =>
+          createConsumerApp(join(workDir, 'docs'), packed.tarball, SNIPPET_PACKAGES),
+        );
       })(),
     ];
     await Promise.all(installs);
