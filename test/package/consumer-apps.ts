@@ -15,6 +15,8 @@ export const OPTIONAL_PEERS = [
   '@opentelemetry/api',
   '@nestjs/terminus',
   '@nestjs/microservices',
+  'mqtt',
+  '@nats-io/transport-node',
 ];
 
 /**
@@ -260,6 +262,191 @@ const result = await pipeline.execute(() => {
 console.log(JSON.stringify({ result, calls }));
 `;
 
+const terminus = `
+import 'reflect-metadata';
+import { Injectable, Module, ServiceUnavailableException } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { HealthCheckService, type HealthCheckResult } from '@nestjs/terminus';
+import { ResilienceModule, ResiliencePipelineRegistry } from 'nest-resilience';
+import { FakeTimeProvider } from 'nest-resilience/testing';
+import { ResilienceHealthIndicator, ResilienceHealthModule } from 'nest-resilience/terminus';
+
+@Injectable()
+class HealthProbe {
+  constructor(
+    private readonly health: HealthCheckService,
+    private readonly resilience: ResilienceHealthIndicator,
+  ) {}
+
+  /** What a \`@HealthCheck()\` route would answer: the result, or the body of its 503. */
+  async check(): Promise<HealthCheckResult> {
+    try {
+      return await this.health.check([() => this.resilience.isHealthy('resilience')]);
+    } catch (error) {
+      if (error instanceof ServiceUnavailableException) return error.getResponse() as HealthCheckResult;
+      throw error;
+    }
+  }
+}
+
+const breaker = { kind: 'consecutive', failureThreshold: 1, breakDuration: 60_000 } as const;
+
+@Module({
+  imports: [
+    ResilienceModule.forRoot({
+      logging: false,
+      timeProvider: new FakeTimeProvider(),
+      pipelines: { payments: { circuitBreaker: breaker }, search: { circuitBreaker: breaker } },
+    }),
+    // payments is critical: open means down. Other circuits: open is degraded.
+    ResilienceHealthModule.forRoot({ pipelines: { payments: { down: ['open', 'half-open', 'isolated'] } } }),
+  ],
+  providers: [HealthProbe],
+})
+class AppModule {}
+
+const app = await NestFactory.createApplicationContext(AppModule, { logger: false });
+const registry = app.get(ResiliencePipelineRegistry);
+const probe = app.get(HealthProbe);
+const report = async () => {
+  const result = await probe.check();
+  return { status: result.status, circuits: result.details['resilience']?.['circuits'] as unknown };
+};
+const fail = () => Promise.reject(new Error('down'));
+
+await registry.getPipeline('payments').execute(() => 'ok');
+await registry.getPipeline('search').execute(() => 'ok');
+const closed = await report();
+await registry.getPipeline('search').executeOutcome(fail);
+const searchOpen = await report();
+await registry.getPipeline('payments').executeOutcome(fail);
+const paymentsOpen = await report();
+console.log(JSON.stringify({ closed, searchOpen, paymentsOpen }));
+await app.close();
+`;
+
+const admin = `
+import 'reflect-metadata';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Injectable, Module, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { ResilienceModule, ResiliencePipelineRegistry } from 'nest-resilience';
+import { ResilienceAdminModule, type AdminPipelineDescription } from 'nest-resilience/admin';
+
+/** The app's own guard: only operators see the admin API. */
+@Injectable()
+class OperatorGuard implements CanActivate {
+  canActivate(context: ExecutionContext): boolean {
+    const request = context.switchToHttp().getRequest<{ headers: Record<string, string | string[] | undefined> }>();
+    return request.headers['x-operator'] === 'on-call';
+  }
+}
+
+@Module({
+  imports: [
+    ResilienceModule.forRoot({
+      logging: false,
+      pipelines: {
+        catalog: {
+          retry: { maxRetryAttempts: 1, delay: 1 },
+          circuitBreaker: { kind: 'consecutive', failureThreshold: 1, breakDuration: 60_000 },
+        },
+      },
+    }),
+    ResilienceAdminModule.forRoot({ guards: [OperatorGuard] }),
+  ],
+})
+class AppModule {}
+
+const app = await NestFactory.create(AppModule, { logger: false });
+await app.listen(0, '127.0.0.1');
+const { port } = (app.getHttpServer() as Server).address() as AddressInfo;
+const base = 'http://127.0.0.1:' + String(port) + '/resilience';
+await app
+  .get(ResiliencePipelineRegistry)
+  .getPipeline('catalog')
+  .executeOutcome(() => Promise.reject(new Error('down')));
+
+const operator = { headers: { 'x-operator': 'on-call' } };
+const anonymous = await fetch(base + '/circuits');
+await anonymous.body?.cancel();
+const circuitsResponse = await fetch(base + '/circuits', operator);
+const circuits = (await circuitsResponse.json()) as { pipelineName: string; state: string; failures: number }[];
+const pipelines = (await (await fetch(base + '/pipelines', operator)).json()) as AdminPipelineDescription[];
+console.log(JSON.stringify({
+  anonymous: anonymous.status,
+  operator: circuitsResponse.status,
+  circuits: circuits.map(({ pipelineName, state, failures }) => ({ pipelineName, state, failures })),
+  pipelines: pipelines.map(({ name, strategies }) => ({ name, strategies: strategies.map((s) => s.type) })),
+}));
+await app.close();
+`;
+
+const microservices = `
+import 'reflect-metadata';
+import type { AddressInfo, Server } from 'node:net';
+import { Controller, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { MessagePattern, Payload, RpcException, Transport, type MicroserviceOptions } from '@nestjs/microservices';
+import { lastValueFrom } from 'rxjs';
+import { ResilienceModule } from 'nest-resilience';
+import { ResilientClients, ResilientClientsModule } from 'nest-resilience/microservices';
+
+interface Reservation {
+  sku: string;
+  reserved: boolean;
+}
+
+let handled = 0;
+
+@Controller()
+class InventoryController {
+  @MessagePattern('stock.reserve')
+  reserve(@Payload() order: { sku: string }): Reservation {
+    handled += 1;
+    if (handled === 1) throw new RpcException({ status: 503, message: 'warming up' });
+    return { sku: order.sku, reserved: true };
+  }
+}
+
+@Module({ controllers: [InventoryController] })
+class InventoryModule {}
+
+const server = await NestFactory.createMicroservice<MicroserviceOptions>(InventoryModule, {
+  transport: Transport.TCP,
+  options: { host: '127.0.0.1', port: 0 },
+  logger: false,
+});
+await server.listen();
+const { port } = server.unwrap<Server>().address() as AddressInfo;
+
+@Module({
+  imports: [
+    ResilienceModule.forRoot({ logging: false }),
+    ResilientClientsModule.register({
+      clients: {
+        inventory: {
+          client: { transport: Transport.TCP, options: { host: '127.0.0.1', port } },
+          pipeline: { retry: { maxRetryAttempts: 2, delay: 1 } },
+          // A 503 from the handler is worth another try; other errors it returns are final.
+          retryRemoteErrors: (error) => (error as { status?: unknown }).status === 503,
+        },
+      },
+    }),
+  ],
+})
+class OrdersModule {}
+
+const app = await NestFactory.createApplicationContext(OrdersModule, { logger: false });
+const inventory = app.get(ResilientClients).get('inventory');
+const reply = await lastValueFrom(inventory.send<Reservation>('stock.reserve', { sku: 'widget' }));
+const unserved = await lastValueFrom(inventory.send('stock.unknown', {})).catch((error: unknown) => error);
+console.log(JSON.stringify({ reply, handled, unserved, metrics: inventory.metrics }));
+await app.close();
+await server.close();
+`;
+
 export const consumerApps: ConsumerAppDefinition[] = [
   {
     name: 'core-only',
@@ -308,5 +495,57 @@ export const consumerApps: ConsumerAppDefinition[] = [
     peers: ['@opentelemetry/api'],
     source: openTelemetry,
     expected: { result: 'ok', calls: 2 },
+  },
+  {
+    name: 'terminus',
+    peers: [...NEST_PEERS, '@nestjs/terminus'],
+    source: terminus,
+    expected: {
+      closed: {
+        status: 'ok',
+        circuits: {
+          payments: { status: 'up', state: 'closed', failureRatio: 0 },
+          search: { status: 'up', state: 'closed', failureRatio: 0 },
+        },
+      },
+      searchOpen: {
+        status: 'degraded',
+        circuits: {
+          payments: { status: 'up', state: 'closed', failureRatio: 0 },
+          search: { status: 'degraded', state: 'open', failureRatio: 1, retryAfter: 60_000 },
+        },
+      },
+      paymentsOpen: {
+        status: 'error',
+        circuits: {
+          payments: { status: 'down', state: 'open', failureRatio: 1, retryAfter: 60_000 },
+          search: { status: 'degraded', state: 'open', failureRatio: 1, retryAfter: 60_000 },
+        },
+      },
+    },
+  },
+  {
+    // The admin API needs nothing beyond the NestJS set; serving it over HTTP takes the app's platform.
+    name: 'admin',
+    peers: [...NEST_PEERS, '@nestjs/platform-express'],
+    source: admin,
+    expected: {
+      anonymous: 403,
+      operator: 200,
+      circuits: [{ pipelineName: 'catalog', state: 'open', failures: 1 }],
+      pipelines: [{ name: 'catalog', strategies: ['retry', 'circuit-breaker'] }],
+    },
+  },
+  {
+    name: 'microservices',
+    peers: [...NEST_PEERS, '@nestjs/microservices'],
+    source: microservices,
+    expected: {
+      reply: { sku: 'widget', reserved: true },
+      handled: 2,
+      // Nobody serves the pattern: the handler side answers an error, which is not retried.
+      unserved: 'There is no matching message handler defined in the remote service.',
+      metrics: { attempts: 3, succeeded: 1, failed: 1, cancelled: 0 },
+    },
   },
 ];

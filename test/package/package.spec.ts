@@ -64,11 +64,17 @@ beforeAll(async () => {
   packed = await timed('pack (clean build)', () => packLibrary(workDir));
   await timed('install apps', async () => {
     const installs = [
+      // In parallel: each label times one install while the others run (the longest is the wall time).
       ...consumerApps.map(async (app) => {
-        apps.set(app.name, await createConsumerApp(join(workDir, app.name), packed.tarball, app.peers));
+        const installed = await timed(`install ${app.name}`, () =>
+          createConsumerApp(join(workDir, app.name), packed.tarball, app.peers),
+        );
+        apps.set(app.name, installed);
       }),
       (async () => {
-        docsApp = await createConsumerApp(join(workDir, 'docs'), packed.tarball, SNIPPET_PACKAGES);
+        docsApp = await timed('install docs', () =>
+          createConsumerApp(join(workDir, 'docs'), packed.tarball, SNIPPET_PACKAGES),
+        );
       })(),
     ];
     await Promise.all(installs);
@@ -167,6 +173,27 @@ describe.each(Object.entries(ENTRY_PEERS))('the entry point %s', (entry, peers) 
 
   it('loads no package but its peers when imported (others only lazily, when configured)', () => {
     expect(describeImports(packagesReachableFrom(target('default')))).toEqual([]);
+  });
+});
+
+describe('the consumer apps', () => {
+  it('hold every optional peer of package.json to its own apps', () => {
+    const manifest = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
+      peerDependenciesMeta: Record<string, { optional?: boolean }>;
+    };
+    const optional = Object.keys(manifest.peerDependenciesMeta).filter(
+      (name) => manifest.peerDependenciesMeta[name].optional,
+    );
+    expect([...OPTIONAL_PEERS].sort()).toEqual(optional.sort());
+  });
+
+  it('import every entry point between them', () => {
+    const imported = (source: string) =>
+      [...source.matchAll(/from '(nest-resilience(?:\/[^']+)?)'/g)].map(([, specifier]) =>
+        specifier === 'nest-resilience' ? '.' : `./${specifier.slice('nest-resilience/'.length)}`,
+      );
+    const covered = new Set(consumerApps.flatMap((app) => imported(app.source)));
+    expect(Object.keys(ENTRY_PEERS).filter((entry) => !covered.has(entry))).toEqual([]);
   });
 });
 
