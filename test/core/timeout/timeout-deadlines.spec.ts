@@ -175,7 +175,8 @@ describe('timeout deadlines on the system clock', () => {
     for (let i = 0; i < 100; i++) await pipeline.execute(() => Promise.resolve(i));
     await Promise.all(Array.from({ length: 100 }, (_, i) => pipeline.execute(() => Promise.resolve(i))));
     await new Promise((resolve) => setImmediate(resolve));
-    expect(activeTimeouts()).toBe(before);
+    // Timers of the process that are not ours may end meanwhile; one of ours left would add to the count.
+    expect(activeTimeouts()).toBeLessThanOrEqual(before);
   });
 
   it('still times out a call whose predecessors settled (the shared timer is re-armed)', async () => {
@@ -185,7 +186,8 @@ describe('timeout deadlines on the system clock', () => {
     const never = new Promise<string>(() => undefined);
     await expect(pipeline.execute(() => never)).rejects.toBeInstanceOf(TimeoutRejectedError);
     await new Promise((resolve) => setImmediate(resolve));
-    expect(activeTimeouts()).toBe(before);
+    // Timers of the process that are not ours may end meanwhile; one of ours left would add to the count.
+    expect(activeTimeouts()).toBeLessThanOrEqual(before);
   });
 });
 
