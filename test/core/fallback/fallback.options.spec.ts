@@ -1,20 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import { ResiliencePipelineBuilder, ResilienceValidationError } from '../../../src/index.js';
+import { strategyProblems } from '../../utils/validation-problems.js';
 
-const PREFIX = 'strategies[0] (fallback).';
-
-function problems(options: Record<string, unknown>): { path: string; rule: string }[] {
-  try {
-    new ResiliencePipelineBuilder().addFallback(options).build();
-    return [];
-  } catch (error) {
-    expect(error).toBeInstanceOf(ResilienceValidationError);
-    return (error as ResilienceValidationError).issues.map((i) => ({
-      path: i.path.slice(PREFIX.length),
-      rule: i.rule,
-    }));
-  }
-}
+const problems = (options: Record<string, unknown>) => strategyProblems('fallback', (b) => b.addFallback(options));
 
 describe('fallback options', () => {
   it.each<[Record<string, unknown>, string, string]>([

@@ -2,7 +2,6 @@ import { describe, expect, it } from '@jest/globals';
 import {
   MAX_TIMER_DELAY,
   ResiliencePipelineBuilder,
-  ResilienceValidationError,
   RetryBudget,
   TimeoutRejectedError,
   type OnRetryArguments,
@@ -10,6 +9,7 @@ import {
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { scripted } from '../../utils/flaky.js';
 import { RecordingListener } from '../../utils/recording.listener.js';
+import { strategyProblems } from '../../utils/validation-problems.js';
 
 const down = new Error('down');
 
@@ -182,20 +182,7 @@ describe('retry: behaviours at the edges', () => {
   });
 });
 
-const PREFIX = 'strategies[0] (retry).';
-
-function problems(options: Record<string, unknown>): { path: string; rule: string }[] {
-  try {
-    new ResiliencePipelineBuilder().addRetry(options).build();
-    return [];
-  } catch (error) {
-    expect(error).toBeInstanceOf(ResilienceValidationError);
-    return (error as ResilienceValidationError).issues.map((i) => ({
-      path: i.path.slice(PREFIX.length),
-      rule: i.rule,
-    }));
-  }
-}
+const problems = (options: Record<string, unknown>) => strategyProblems('retry', (b) => b.addRetry(options));
 
 describe('retry options', () => {
   const duration = `must be a number >= 0 and <= ${MAX_TIMER_DELAY}`;
