@@ -2,8 +2,8 @@ import base from './jest.config.js';
 
 /**
  * Jest for `npm run mutate:core` (Stryker): the engine's specs only, without the Redis global setup.
- * A shorter test timeout than `npm test` (15 s: the 10,000-call leak specs need that under instrumentation on a
- * loaded machine), so a mutant that keeps a fake-clock test from ever settling is killed without a long wait.
+ * A short test timeout (4 s; the 10,000-call leak specs give their own), so a mutant that keeps a fake-clock test
+ * from ever settling fails that test before Stryker's own timeout would restart the runner.
  * The sequencer drops spec files that hold none of a mutant's covering tests.
  *
  * @type {import('jest').Config}
@@ -14,7 +14,7 @@ export default {
   ...rest,
   roots: ['<rootDir>/test/core'],
   testRegex: '\\.spec\\.ts$',
-  testTimeout: 15_000,
+  testTimeout: 4_000,
   testSequencer: '<rootDir>/scripts/mutation/covering-test.sequencer.mjs',
   setupFilesAfterEnv: ['<rootDir>/scripts/mutation/record-covering-tests.mjs'],
 };
