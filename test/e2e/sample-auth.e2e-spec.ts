@@ -8,6 +8,7 @@ import request from 'supertest';
 import type { App } from 'supertest/types.js';
 import { ResilienceValidationError } from '../../src/index.js';
 import { AppModule } from '../../sample-app/app.module.js';
+import { DemoIdentityProvider } from '../../sample-app/auth/demo-identity.provider.js';
 import { oauthConfigFromEnv, SAMPLE_OAUTH_CONFIG } from '../../sample-app/config/oauth.config.js';
 import { SAMPLE_CONFIG, sampleConfigFromEnv } from '../../sample-app/config/sample.config.js';
 import { TestIdentityProvider } from '../utils/identity-provider.js';
@@ -28,12 +29,21 @@ afterAll(() => {
 
 /** The sample app as `npm start` builds it, with these environment variables. */
 async function startApp(env: Record<string, string>): Promise<INestApplication<App>> {
+  // The built-in provider starts while the module compiles; when the start fails there (invalid OAuth
+  // options), no app exists whose close() would stop it, so the test stops it.
+  const demo = new DemoIdentityProvider();
   const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
     .overrideProvider(SAMPLE_CONFIG)
     .useValue({ ...sampleConfigFromEnv({}), weatherRetryDelay: 0 })
     .overrideProvider(SAMPLE_OAUTH_CONFIG)
     .useValue(oauthConfigFromEnv(env))
-    .compile();
+    .overrideProvider(DemoIdentityProvider)
+    .useValue(demo)
+    .compile()
+    .catch(async (error: unknown) => {
+      await demo.onModuleDestroy();
+      throw error;
+    });
   const app = moduleRef.createNestApplication<INestApplication<App>>({ logger: lines });
   try {
     await app.init();
