@@ -22,7 +22,11 @@ import {
 } from './resilience-store.factory.js';
 import { ResilienceExplorer } from './resilience.explorer.js';
 import { ResilienceInterceptor } from './resilience.interceptor.js';
-import { ConfigurableResilienceModule, RESILIENCE_MODULE_OPTIONS } from './resilience.module-definition.js';
+import {
+  ConfigurableResilienceModule,
+  RESILIENCE_MODULE_OPTIONS,
+  type RESILIENCE_OPTIONS_TYPE,
+} from './resilience.module-definition.js';
 import type { ResilienceModuleOptions } from './resilience-module-options.interface.js';
 import {
   CIRCUIT_BREAKER_STATE_STORE,
@@ -115,6 +119,14 @@ import {
   ],
 })
 export class ResilienceModule extends ConfigurableResilienceModule {
+  /**
+   * Configures the module once for the application. Without options: no named pipelines yet (add them
+   * with `forFeature` or the registry), the in-memory store and the system clock; the decorators work.
+   */
+  static override forRoot(options: typeof RESILIENCE_OPTIONS_TYPE = {}): DynamicModule {
+    return super.forRoot(options);
+  }
+
   /**
    * Registers more named pipelines from a feature module, validated when the application starts (one
    * error for every pipeline and decorator of the application). Needs

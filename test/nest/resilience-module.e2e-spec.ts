@@ -1,13 +1,19 @@
 import 'reflect-metadata';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import type { INestApplication } from '@nestjs/common';
+import { Injectable, type INestApplication } from '@nestjs/common';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import { lastValueFrom, toArray } from 'rxjs';
 import { request as httpRequest } from 'node:http';
 import request from 'supertest';
 import type { App } from 'supertest/types.js';
-import { BrokenCircuitError, CircuitBreakerStateProvider, ResiliencePipelineRegistry } from '../../src/index.js';
+import {
+  BrokenCircuitError,
+  CircuitBreakerStateProvider,
+  ResilienceModule,
+  ResiliencePipelineRegistry,
+  Retry,
+} from '../../src/index.js';
 import { FakeTimeProvider } from '../../src/testing/index.js';
 import { CatalogService, Upstream, UpstreamError } from '../fixtures/resilient-app/catalog.service.js';
 import { CatalogController } from '../fixtures/resilient-app/catalog.controller.js';
@@ -187,5 +193,37 @@ describe('ResilienceModule without a started application', () => {
     await expect(pipeline.execute(() => Promise.reject(new Error('x')))).rejects.toThrow('x');
     expect(provider.circuitState).toBe('open');
     await registry.dispose();
+  });
+});
+
+describe('ResilienceModule.forRoot() without options', () => {
+  it('starts with the defaults: decorators with inline options run, and feature pipelines are served', async () => {
+    let calls = 0;
+    @Injectable()
+    class Flaky {
+      @Retry({ maxRetryAttempts: 2, delay: 0 })
+      load(): Promise<string> {
+        calls++;
+        return calls < 3 ? Promise.reject(new Error('transient')) : Promise.resolve('loaded');
+      }
+    }
+    const moduleRef = await Test.createTestingModule({
+      imports: [ResilienceModule.forRoot(), ResilienceModule.forFeature({ orders: { timeout: '1s' } })],
+      providers: [Flaky],
+    }).compile();
+    const app = await moduleRef.createNestApplication({ logger: false }).init();
+    try {
+      await expect(app.get(Flaky).load()).resolves.toBe('loaded');
+      expect(calls).toBe(3);
+      const registry = app.get(ResiliencePipelineRegistry);
+      expect(
+        registry
+          .getPipeline('orders')
+          .describe()
+          .map((s) => s.type),
+      ).toEqual(['timeout']);
+    } finally {
+      await app.close();
+    }
   });
 });
