@@ -5,7 +5,8 @@ import { OAuthFailure } from './oauth.errors.js';
 
 /**
  * Verifies ID tokens with `jose` after openid-client's own checks: the signature against the provider's
- * JWKS, `alg` (never `none`), `iss`, `aud`, `exp` and the login's `nonce`. A failure names the check.
+ * JWKS, `alg` (never `none`), `iss`, `aud`, `exp`, the login's `nonce` and, for a refresh, the user's `sub`.
+ * A failure names the check.
  *
  * @internal
  */
@@ -14,7 +15,17 @@ export class IdTokenVerifier {
 
   constructor(private readonly clientId: string) {}
 
-  async verify(config: oidc.Configuration, idToken: string | undefined, nonce: string): Promise<JWTPayload> {
+  /**
+   * @param nonce - the login's nonce; `undefined` for an ID token from a refresh, which carries none of its
+   *   own (OpenID Connect Core 12.2).
+   * @param subject - the signed-in user's `sub`: a refreshed ID token must name the same user.
+   */
+  async verify(
+    config: oidc.Configuration,
+    idToken: string | undefined,
+    nonce: string | undefined,
+    subject?: string,
+  ): Promise<JWTPayload> {
     const metadata = config.serverMetadata();
     if (!idToken) throw responseCheckFailure({ kind: 'id_token', check: 'presence' });
     if (!metadata.jwks_uri) throw responseCheckFailure({ kind: 'id_token', check: 'jwks_uri' });
@@ -32,7 +43,10 @@ export class IdTokenVerifier {
       }
       throw responseCheckFailure({ kind: 'id_token', check: joseCheck(error) });
     }
-    if (payload.nonce !== nonce) throw responseCheckFailure({ kind: 'id_token', check: 'nonce' });
+    if (nonce !== undefined && payload.nonce !== nonce)
+      throw responseCheckFailure({ kind: 'id_token', check: 'nonce' });
+    if (subject !== undefined && payload.sub !== subject)
+      throw responseCheckFailure({ kind: 'id_token', check: 'sub' });
     return payload;
   }
 }

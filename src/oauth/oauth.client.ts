@@ -254,13 +254,20 @@ export class OAuthClient {
 
   /**
    * Refreshes a session's tokens. Concurrent refreshes of one session share one request (the provider
-   * rotates refresh tokens and revokes the chain on reuse). `invalid_grant` ends the session.
+   * rotates refresh tokens and revokes the chain on reuse). `invalid_grant` ends the session. An ID token
+   * in the answer is verified as at sign-in (signature, `alg`, `iss`, `aud`, `exp`) and, given `subject`
+   * (the signed-in user's `sub`), must name that user; otherwise the refresh fails with `invalid_id_token`
+   * and no token is handed out.
    */
-  refresh(sessionId: string, refreshToken: string, options: { correlationId?: string } = {}): Promise<OAuthTokens> {
+  refresh(
+    sessionId: string,
+    refreshToken: string,
+    options: { correlationId?: string; subject?: string } = {},
+  ): Promise<OAuthTokens> {
     let running = this.refreshing.get(sessionId);
     if (!running) {
-      running = this.runRefresh(refreshToken, options.correlationId ?? newCorrelationId()).finally(() =>
-        this.refreshing.delete(sessionId),
+      running = this.runRefresh(refreshToken, options.correlationId ?? newCorrelationId(), options.subject).finally(
+        () => this.refreshing.delete(sessionId),
       );
       this.refreshing.set(sessionId, running);
     }
@@ -297,8 +304,9 @@ export class OAuthClient {
     return oidc.buildEndSessionUrl(config, params).href;
   }
 
-  private async runRefresh(refreshToken: string, correlationId: string): Promise<OAuthTokens> {
+  private async runRefresh(refreshToken: string, correlationId: string, subject?: string): Promise<OAuthTokens> {
     const config = await this.discover();
+    let response: oidc.TokenEndpointResponse;
     try {
       const boxed = await this.pipeline.execute(
         async (context) => {
@@ -313,13 +321,7 @@ export class OAuthClient {
         },
         { operationKey: 'oauth.refresh', properties: correlated(correlationId) },
       );
-      const response = boxed.reveal();
-      const tokens = toTokens(response, this.time.now(), refreshToken);
-      this.events.event('log', OAuthLogCode.RefreshRotated, 'tokens refreshed', {
-        correlationId,
-        rotated: response.refresh_token !== undefined && response.refresh_token !== refreshToken,
-      });
-      return tokens;
+      response = boxed.reveal();
     } catch (error) {
       if (getOAuthErrorCode(error) === 'invalid_grant') {
         this.events.event('log', OAuthLogCode.SessionEnded, 'the provider no longer accepts the refresh token', {
@@ -337,6 +339,25 @@ export class OAuthClient {
       this.events.event('warn', OAuthLogCode.RefreshFailed, 'refresh failed', { correlationId, reason: failure.code });
       throw this.logTokenFailure(failure, error, correlationId);
     }
+    // An ID token that comes with refreshed tokens is checked as at sign-in (signature, alg, iss, aud, exp)
+    // and must name the same user; its tokens are never handed out otherwise.
+    if (response.id_token !== undefined) {
+      try {
+        await this.idTokens.verify(config, response.id_token, undefined, subject);
+      } catch (error) {
+        const failure = error as OAuthFailure;
+        this.events.event('warn', OAuthLogCode.RefreshFailed, 'refresh failed', {
+          correlationId,
+          reason: failure.code,
+        });
+        throw this.logTokenFailure(failure, error, correlationId);
+      }
+    }
+    this.events.event('log', OAuthLogCode.RefreshRotated, 'tokens refreshed', {
+      correlationId,
+      rotated: response.refresh_token !== undefined && response.refresh_token !== refreshToken,
+    });
+    return toTokens(response, this.time.now(), refreshToken);
   }
 
   private logAttemptFailure(

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { decodeJwt } from 'jose';
 import { ResiliencePipelineBuilder, ResilienceValidationError } from '../../src/index.js';
 import {
   defaultTokenPipeline,
@@ -522,6 +523,41 @@ describe('OAuthClient against a real OpenID provider (oidc-provider, PKCE requir
     expect(f).toMatchObject({ code: 'session_ended', status: 401 });
     expect(logs.withCorrelation('rf-2').map((l) => l.code)).toEqual(['OAUTH_SESSION_ENDED']);
   });
+
+  it('verifies the ID token of a refresh as at sign-in and for the same user', async () => {
+    const c = client();
+    const { complete } = await signedIn(c, 'ada');
+    const { tokens, claims } = await drive(complete());
+    const refreshed = await drive(c.refresh('session-ok', tokens.refreshToken!, { subject: claims.sub }));
+    expect(refreshed.idToken).toEqual(expect.any(String));
+    expect(decodeJwt(refreshed.idToken!).sub).toBe('ada');
+  });
+
+  const refreshCases: [IdTokenTamper, string][] = [
+    ['alg-none', 'alg'],
+    ['bad-signature', 'signature'],
+    ['wrong-aud', 'aud'],
+    ['wrong-iss', 'iss'],
+    ['expired', 'exp'],
+    ['wrong-sub', 'sub'],
+  ];
+  for (const [tamper, check] of refreshCases) {
+    it(`refuses a refresh whose ID token has ${tamper} as 502 invalid_id_token, handing out no token`, async () => {
+      const c = client();
+      const { complete } = await signedIn(c, 'ada');
+      const { tokens, claims } = await drive(complete());
+      idp.faults.push({ tamper });
+      const correlationId = `rf-${tamper}`;
+      const f = await failure(
+        c.refresh(`session-${tamper}`, tokens.refreshToken!, { correlationId, subject: claims.sub }),
+      );
+      expect(f).toMatchObject({ code: 'invalid_id_token', status: 502, check });
+      expect(logs.withCorrelation(correlationId).map((l) => l.code)).toEqual([
+        'OAUTH_REFRESH_FAILED',
+        'OAUTH_ID_TOKEN_REJECTED',
+      ]);
+    });
+  }
 
   it('authenticates with client_secret_post, private_key_jwt (jose) and none', async () => {
     const { post, privateKeyJwt, none } = idp.clients;

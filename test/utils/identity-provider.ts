@@ -18,7 +18,7 @@ export type TokenFault =
 
 /** Ways to spoil the ID token of a genuine token response (re-signed with the provider's own key, unless `alg-none`). */
 export type IdTokenTamper =
-  'alg-none' | 'wrong-aud' | 'wrong-iss' | 'expired' | 'no-nonce' | 'wrong-nonce' | 'bad-signature';
+  'alg-none' | 'wrong-aud' | 'wrong-iss' | 'expired' | 'no-nonce' | 'wrong-nonce' | 'bad-signature' | 'wrong-sub';
 
 /** The clients the provider knows, by authentication method. */
 export interface TestClients {
@@ -303,6 +303,7 @@ export class TestIdentityProvider {
     if (tamper === 'expired') Object.assign(claims, { iat: now - 7_200, exp: now - 3_600 });
     if (tamper === 'no-nonce') delete claims.nonce;
     if (tamper === 'wrong-nonce') claims.nonce = 'a-nonce-of-another-login';
+    if (tamper === 'wrong-sub') claims.sub = 'another-user';
     if (tamper === 'alg-none') {
       const encode = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
       return `${encode({ alg: 'none', typ: 'JWT' })}.${encode(claims)}.`;
