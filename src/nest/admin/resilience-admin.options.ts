@@ -144,8 +144,8 @@ export function resolveAdminOptions(o: ResilienceAdminOptions): ResolvedAdminOpt
 const METHODS: readonly DashboardActionMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 const ACTION_KEYS = ['group', 'label', 'method', 'url', 'body', 'stateUrl', 'activeWhen'];
 const DEFAULT_GROUP = 'Actions';
-/** A path on the same origin: one leading slash (not `//host`), no backslash, whitespace or control character. */
-const SAME_ORIGIN_PATH = /^\/(?![/\\])[^\s\\\u0000-\u001f\u007f]*$/;
+/** A path on the same origin: one leading slash (not `//host` or `/\\host`), no backslash or whitespace. */
+const SAME_ORIGIN_PATH = /^\/(?![/\\])[^\s\\]*$/;
 const SAME_ORIGIN_RULE =
   'must be a path on the same origin, starting with a single "/" (no scheme, host or whitespace)';
 
@@ -224,7 +224,11 @@ function resolveDashboard(v: OptionsValidator, dashboard: unknown): ResolvedDash
 }
 
 function sameOriginPath(v: OptionsValidator, path: string, value: unknown): void {
-  if (typeof value !== 'string' || !SAME_ORIGIN_PATH.test(value)) v.add(path, value, SAME_ORIGIN_RULE);
+  const ok =
+    typeof value === 'string' &&
+    SAME_ORIGIN_PATH.test(value) &&
+    ![...value].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f);
+  if (!ok) v.add(path, value, SAME_ORIGIN_RULE);
 }
 
 function isJsonData(value: unknown, depth: number): boolean {
