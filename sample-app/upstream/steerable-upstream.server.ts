@@ -44,6 +44,7 @@ export class SteerableUpstream implements OnModuleInit, OnModuleDestroy {
   private readonly chaos: ResiliencePipeline<UpstreamReply>;
   private current: UpstreamMode;
   private calls = 0;
+  private pending = 0;
   private drawn = 0;
   private url = '';
 
@@ -86,6 +87,11 @@ export class SteerableUpstream implements OnModuleInit, OnModuleDestroy {
     return this.calls;
   }
 
+  /** Requests received and not answered yet (a slow call the caller gave up on is cancelled at once). */
+  get inFlight(): number {
+    return this.pending;
+  }
+
   get mode(): UpstreamMode {
     return this.current;
   }
@@ -98,7 +104,13 @@ export class SteerableUpstream implements OnModuleInit, OnModuleDestroy {
   }
 
   status(): UpstreamStatus {
-    return { name: this.name, mode: this.current, requests: this.calls, description: this.settings.description };
+    return {
+      name: this.name,
+      mode: this.current,
+      requests: this.calls,
+      inFlight: this.pending,
+      description: this.settings.description,
+    };
   }
 
   async onModuleInit(): Promise<void> {
@@ -118,11 +130,13 @@ export class SteerableUpstream implements OnModuleInit, OnModuleDestroy {
     const segments = (req.url ?? '/').split('?')[0].split('/').filter(Boolean).map(decodeSegment).slice(1);
     const key = this.settings.key(segments);
     const call = ++this.calls;
+    this.pending++;
     // A caller that gives up (its attempt timed out, a hedge won) cancels the injected latency.
     const hangUp = new AbortController();
     res.once('close', () => hangUp.abort());
     this.chaos
       .execute(() => this.settings.answer(segments), { operationKey: key, signal: hangUp.signal })
+      .finally(() => this.pending--)
       .then(
         (reply) => {
           this.logger.log(`call #${call} for "${key}": answering ${reply.status}`);

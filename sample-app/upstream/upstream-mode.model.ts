@@ -30,5 +30,7 @@ export interface UpstreamStatus {
   readonly mode: UpstreamMode;
   /** Requests received since start. */
   readonly requests: number;
+  /** Requests not answered yet. */
+  readonly inFlight: number;
   readonly description: string;
 }
