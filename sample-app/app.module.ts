@@ -11,7 +11,14 @@ import { GatewayController } from './gateway/gateway.controller.js';
 import { RpcWeatherController } from './rpc/rpc-weather.controller.js';
 import { weatherRpcClients, WeatherRpcConfigModule } from './rpc/weather-rpc.config.js';
 import { WeatherRpcController } from './rpc/weather-rpc.controller.js';
+import { CatalogController } from './catalog/catalog.controller.js';
+import { CatalogService } from './catalog/catalog.service.js';
+import { CatalogPrimaryServer, CatalogReplicaServer } from './upstream/catalog-upstream.servers.js';
 import { FlakyUpstreamServer } from './upstream/flaky-upstream.server.js';
+import { SampleUpstreams } from './upstream/sample-upstreams.service.js';
+import { UpstreamControlController } from './upstream/upstream-control.controller.js';
+import { UpstreamControlGuard } from './upstream/upstream-control.guard.js';
+import { UPSTREAM_OPTIONS, upstreamOptionsFromEnv } from './upstream/upstream.options.js';
 import { UpstreamStatusController } from './upstream/upstream-status.controller.js';
 import { WeatherController } from './weather/weather.controller.js';
 import { WeatherService } from './weather/weather.service.js';
@@ -84,7 +91,19 @@ class DemoIdentityModule {}
     AuthController,
     WeatherRpcController,
     RpcWeatherController,
+    UpstreamControlController,
+    CatalogController,
   ],
-  providers: [FlakyUpstreamServer, WeatherService],
+  providers: [
+    FlakyUpstreamServer,
+    WeatherService,
+    // The steerable upstreams (GET /upstreams, PUT /upstreams/:name/mode) and the hedged catalog route.
+    { provide: UPSTREAM_OPTIONS, useFactory: () => upstreamOptionsFromEnv() },
+    CatalogPrimaryServer,
+    CatalogReplicaServer,
+    SampleUpstreams,
+    UpstreamControlGuard,
+    CatalogService,
+  ],
 })
 export class AppModule {}

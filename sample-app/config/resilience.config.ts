@@ -28,6 +28,9 @@ export function resiliencePipelines(config: SampleConfig): Record<string, Pipeli
       totalTimeout: 5 * config.weatherAttemptTimeout,
       circuitBreaker: { kind: 'consecutive', failureThreshold: 10, breakDuration: config.weatherBreakDuration },
     }),
+    // GET /catalog/:id: the primary first; after 100 ms without an answer (or at once on a failure) the
+    // replica too, and the first good answer wins.
+    catalog: { hedging: { maxHedgedAttempts: 1, delay: 100 } },
     upstreamStatus: {
       retry: { maxRetryAttempts: 2, delay: 0, shouldHandle: 'http-transient' },
       timeout: 1_000,

@@ -1,75 +1,24 @@
-import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { outcomeFromValue, ResiliencePipelineBuilder, type ResiliencePipeline } from '../../src/index.js';
-
-interface Reply {
-  readonly status: number;
-  readonly body: unknown;
-}
-
-/** Cycles through fixed "random" numbers, so the demo (and its tests) fail the same calls every run. */
-function cycle(values: readonly number[]): () => number {
-  let i = 0;
-  return () => values[i++ % values.length];
-}
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { SteerableUpstream } from './steerable-upstream.server.js';
+import { UPSTREAM_OPTIONS, upstreamOptionsFromEnv, type UpstreamOptions } from './upstream.options.js';
 
 /**
- * A deliberately unreliable weather service on a loopback port, standing in for a real dependency. Its
- * faults come from chaos strategies: a 503 outcome injected into two calls in three (every call for
- * Atlantis), and optional latency (`CHAOS_LATENCY_MS`, `CHAOS_LATENCY_RATE`).
+ * The weather service the sample depends on (`GET /forecast/:city`), steerable through the control
+ * route as `weather`. Starts in `transient` mode (two calls in three fail), so the tour shows retries;
+ * calls for Atlantis fail in every mode (the fallback tour).
  */
 @Injectable()
-export class FlakyUpstreamServer implements OnModuleInit, OnModuleDestroy {
-  private readonly logger = new Logger('FlakyUpstream');
-  private readonly server: Server;
-  private readonly chaos: ResiliencePipeline<Reply>;
-  private calls = 0;
-  private url = '';
-
-  constructor() {
-    this.chaos = new ResiliencePipelineBuilder<Reply>({ name: 'flaky-upstream', random: cycle([0.1, 0.5, 0.9]) })
-      .addChaosOutcome({
-        injectionRateGenerator: ({ context }) => (context.operationKey === 'atlantis' ? 1 : 2 / 3),
-        outcome: outcomeFromValue({ status: 503, body: { error: 'unavailable' } }),
-      })
-      .addChaosLatency({
-        injectionRate: Number(process.env.CHAOS_LATENCY_RATE ?? 0),
-        latency: Number(process.env.CHAOS_LATENCY_MS ?? 3_000),
-      })
-      .build();
-    this.server = createServer((req, res) => {
-      const city = decodeURIComponent((req.url ?? '').split('/')[2] ?? '');
-      const call = ++this.calls;
-      void this.chaos
-        .execute(() => ({ status: 200, body: { city, temperature: 21, sky: 'clear' } }), { operationKey: city })
-        .then((reply) => {
-          this.logger.log(`call #${call} for "${city}": answering ${reply.status}`);
-          res.writeHead(reply.status, { 'content-type': 'application/json' }).end(JSON.stringify(reply.body));
-        });
+export class FlakyUpstreamServer extends SteerableUpstream {
+  constructor(@Optional() @Inject(UPSTREAM_OPTIONS) options?: UpstreamOptions) {
+    const { slowLatency, modes } = options ?? upstreamOptionsFromEnv();
+    super({
+      name: 'weather',
+      description: 'the weather service behind /weather, /gateway and the RPC route',
+      mode: modes.weather,
+      slowLatency,
+      key: ([city]) => city ?? '',
+      answer: ([city]) => ({ status: 200, body: { city, temperature: 21, sky: 'clear' } }),
+      alwaysFailing: (city) => city === 'atlantis',
     });
-  }
-
-  /** The base URL, e.g. `http://127.0.0.1:41234`. */
-  get baseUrl(): string {
-    return this.url;
-  }
-
-  /** How many requests the upstream has received. */
-  get requestCount(): number {
-    return this.calls;
-  }
-
-  async onModuleInit(): Promise<void> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    const { port } = this.server.address() as AddressInfo;
-    this.url = `http://127.0.0.1:${port}`;
-    this.logger.log(`listening on ${this.url}`);
-  }
-
-  async onModuleDestroy(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
-    await this.chaos.dispose();
   }
 }

@@ -1,6 +1,17 @@
 import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Injectable, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
+import {
+  BadRequestException,
+  Body,
+  Controller,
+  Get,
+  Injectable,
+  Put,
+  UseGuards,
+  type CanActivate,
+  type ExecutionContext,
+  type INestApplication,
+} from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,6 +29,38 @@ class OperatorGuard implements CanActivate {
     return context.switchToHttp().getRequest<{ headers: Record<string, string> }>().headers['x-operator'] === 'yes';
   }
 }
+
+/** A fault switch of the app's own, driven by the dashboard's buttons (behind the same guard). */
+@Controller('switch')
+@UseGuards(OperatorGuard)
+class SwitchController {
+  mode = 'healthy';
+
+  @Get()
+  state(): { mode: string } {
+    return { mode: this.mode };
+  }
+
+  @Put('mode')
+  set(@Body() body: { mode?: string }): { mode: string } {
+    if (body.mode !== 'healthy' && body.mode !== 'outage')
+      throw new BadRequestException('mode must be healthy or outage');
+    this.mode = body.mode;
+    return { mode: this.mode };
+  }
+}
+
+/** A group name from configuration that would be markup if it were not escaped. */
+const GROUP = '<b>switch</b> "one"';
+const action = (label: string, mode: string) => ({
+  group: GROUP,
+  label,
+  method: 'PUT' as const,
+  url: '/switch/mode',
+  body: { mode },
+  stateUrl: '/switch',
+  activeWhen: { mode },
+});
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -53,8 +96,15 @@ describe('the dashboard in headless Chromium', () => {
             search: { concurrencyLimiter: { permitLimit: 8, queueLimit: 4 } },
           },
         }),
-        ResilienceAdminModule.forRoot({ guards: [OperatorGuard], control: true, dashboard: true }),
+        ResilienceAdminModule.forRoot({
+          guards: [OperatorGuard],
+          control: true,
+          dashboard: {
+            actions: [action('Healthy', 'healthy'), action('Outage', 'outage'), action('Broken', 'broken')],
+          },
+        }),
       ],
+      controllers: [SwitchController],
     }).compile();
     app = moduleRef.createNestApplication({ logger: false });
     await app.listen(0, '127.0.0.1');
@@ -134,6 +184,36 @@ describe('the dashboard in headless Chromium', () => {
     await page.click('[data-circuit="payments"] button[data-action="close"]');
     await page.waitForSelector('[data-circuit="payments"][data-state="closed"]');
     expect((await registry.circuitState('payments'))!.state).toBe('closed');
+    expect(consoleErrors).toEqual([]);
+  });
+
+  it("runs the app's own buttons: the answer, the current state, the pressed button", async () => {
+    const group = page.locator('.control-group').first();
+    expect(await group.locator('h3').textContent()).toBe(GROUP);
+    await page.waitForSelector('.control-group [data-role="state"]:text("mode: healthy")');
+    expect(await group.locator('button:text("Healthy")').getAttribute('aria-pressed')).toBe('true');
+    expect(await group.locator('button:text("Outage")').getAttribute('aria-pressed')).toBe('false');
+
+    await group.locator('button:text("Outage")').click();
+    await page.waitForSelector(
+      '.control-group [data-role="answer"][data-ok="true"]:text("Outage → 200: mode: outage")',
+    );
+    await page.waitForSelector('.control-group button[aria-pressed="true"]:text("Outage")');
+    expect(await group.locator('[data-role="state"]').textContent()).toBe('mode: outage');
+    expect(app.get(SwitchController).mode).toBe('outage');
+
+    // An answer that is not 2xx is shown as such, with the route's message; the state stays.
+    await group.locator('button:text("Broken")').click();
+    await page.waitForSelector(
+      '.control-group [data-role="answer"][data-ok="false"]:text("Broken → 400: mode must be healthy or outage")',
+    );
+    expect(app.get(SwitchController).mode).toBe('outage');
+    // Chromium itself logs the 400 of that call; it is the only console line.
+    expect(consoleErrors).toEqual([expect.stringContaining('status of 400')]);
+    consoleErrors.length = 0;
+    await page.screenshot({ path: join(ARTIFACTS, 'dashboard-actions.png'), fullPage: true });
+    await group.locator('button:text("Healthy")').click();
+    await page.waitForSelector('.control-group button[aria-pressed="true"]:text("Healthy")');
     expect(consoleErrors).toEqual([]);
   });
 

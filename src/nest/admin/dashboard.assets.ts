@@ -1,10 +1,60 @@
+import type { ResolvedDashboardGroup } from './resilience-admin.options.js';
+
+/** Escapes text for HTML content and double- or single-quoted attribute values. @internal */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** The app's own buttons, one box per group; every name and value escaped (they come from configuration). */
+function renderActionGroups(groups: readonly ResolvedDashboardGroup[]): string {
+  if (groups.length === 0) return '';
+  const boxes = groups.map((group) => {
+    const buttons = group.actions.map((action) => {
+      const attrs = [
+        'type="button"',
+        `data-method="${action.method}"`,
+        `data-url="${escapeHtml(action.url)}"`,
+        action.body === undefined ? '' : `data-body="${escapeHtml(action.body)}"`,
+        action.activeWhen === undefined
+          ? ''
+          : `data-active-when="${escapeHtml(action.activeWhen)}" aria-pressed="false"`,
+      ].filter(Boolean);
+      return `<button ${attrs.join(' ')}>${escapeHtml(action.label)}</button>`;
+    });
+    const stateUrl = group.stateUrl === undefined ? '' : ` data-state-url="${escapeHtml(group.stateUrl)}"`;
+    return [
+      `<article class="card control-group" data-group="${escapeHtml(group.name)}"${stateUrl}>`,
+      `<h3>${escapeHtml(group.name)}</h3>`,
+      group.stateUrl === undefined ? '' : '<p class="group-state muted" data-role="state">…</p>',
+      `<div class="actions">${buttons.join('')}</div>`,
+      '<output class="answer muted" data-role="answer" aria-live="polite"></output>',
+      '</article>',
+    ]
+      .filter(Boolean)
+      .join('\n');
+  });
+  return `  <section aria-labelledby="controls-title">
+    <h2 id="controls-title">Controls</h2>
+    <div id="controls" class="grid">
+${boxes.join('\n')}
+    </div>
+  </section>
+`;
+}
+
 /**
  * The dashboard, self-contained: one page, one style sheet, one script, no CDN and no build step. It
  * reads the admin API next to it (relative URLs, so any mount path and global prefix work) and listens
- * to its event stream. Served from the same origin, so a `script-src 'self'` policy allows it.
+ * to its event stream. Served from the same origin, so a `script-src 'self'` policy allows it. The app's
+ * own buttons (`dashboard: { actions }`) are rendered into the page, escaped.
  *
  * @internal
  */
+export function renderDashboardHtml(groups: readonly ResolvedDashboardGroup[]): string {
+  return DASHBOARD_HTML.replace('<main>\n', `<main>\n${renderActionGroups(groups)}`);
+}
+
+/** The page without buttons of the app's own. @internal */
 export const DASHBOARD_HTML = `<!doctype html>
 <html lang="en">
 <head>
@@ -80,6 +130,12 @@ dd { margin: 0; font-variant-numeric: tabular-nums; }
 .actions { display: flex; gap: .5rem; margin-top: .5rem; }
 button { font: inherit; padding: .35rem .8rem; border-radius: 6px; border: 1px solid var(--line); background: var(--bg); color: var(--fg); cursor: pointer; min-height: 2.25rem; }
 button:disabled { opacity: .5; cursor: default; }
+.actions { flex-wrap: wrap; }
+button[aria-pressed="true"] { background: var(--fg); color: var(--bg); border-color: var(--fg); }
+.control-group { border-left-color: var(--line); }
+.group-state { margin: .25rem 0; word-break: break-word; }
+.answer { display: block; margin-top: .5rem; font-size: .85rem; word-break: break-word; }
+.answer[data-ok="false"] { color: var(--open); }
 .table-wrap { overflow-x: auto; }
 table { border-collapse: collapse; width: 100%; background: var(--card); border: 1px solid var(--line); border-radius: 8px; }
 th, td { text-align: left; padding: .4rem .6rem; border-bottom: 1px solid var(--line); white-space: nowrap; font-variant-numeric: tabular-nums; }
@@ -184,7 +240,63 @@ export const DASHBOARD_JS = `'use strict';
     document.getElementById('updated').textContent = 'updated ' + new Date().toLocaleTimeString();
   }
 
+  function summary(value) {
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) return JSON.stringify(value);
+    var parts = Object.keys(value).filter(function (k) { var v = value[k]; return v === null || typeof v !== 'object'; })
+      .map(function (k) { return k + ': ' + value[k]; });
+    return parts.length ? parts.join(' · ') : JSON.stringify(value);
+  }
+  function clip(text) { return text.length > 300 ? text.slice(0, 300) + '…' : text; }
+  function readBody(res) {
+    return res.text().then(function (text) {
+      try { return { json: true, value: JSON.parse(text) }; } catch (e) { return { json: false, value: text }; }
+    });
+  }
+
+  function showState(group, value) {
+    var target = group.querySelector('[data-role="state"]');
+    if (target) target.textContent = clip(summary(value));
+    group.querySelectorAll('button[data-active-when]').forEach(function (b) {
+      var want = JSON.parse(b.dataset.activeWhen);
+      var on = value !== null && typeof value === 'object' && Object.keys(want).every(function (k) { return value[k] === want[k]; });
+      b.setAttribute('aria-pressed', on ? 'true' : 'false');
+    });
+  }
+  function loadState(group) {
+    var url = group.dataset.stateUrl;
+    if (!url) return Promise.resolve();
+    return fetch(url, { credentials: 'same-origin', headers: { accept: 'application/json' } })
+      .then(function (res) { return readBody(res).then(function (b) { if (res.ok && b.json) showState(group, b.value); else group.querySelector('[data-role="state"]').textContent = res.status + ' ' + clip(summary(b.value)); }); },
+        function (e) { group.querySelector('[data-role="state"]').textContent = 'unreachable: ' + e.message; });
+  }
+  function loadStates() { return Promise.all(Array.prototype.map.call(document.querySelectorAll('.control-group'), loadState)); }
+
+  function runAction(button) {
+    var group = button.closest('.control-group');
+    var answer = group.querySelector('[data-role="answer"]');
+    var init = { method: button.dataset.method, credentials: 'same-origin', headers: { accept: 'application/json' } };
+    if (button.dataset.body !== undefined) { init.headers['content-type'] = 'application/json'; init.body = button.dataset.body; }
+    button.disabled = true;
+    answer.dataset.ok = '';
+    answer.textContent = button.dataset.method + ' ' + button.dataset.url + ' …';
+    fetch(button.dataset.url, init)
+      .then(function (res) {
+        return readBody(res).then(function (b) {
+          var text = b.json && b.value && typeof b.value === 'object' && typeof b.value.message === 'string' ? b.value.message : summary(b.value);
+          answer.dataset.ok = res.ok ? 'true' : 'false';
+          answer.textContent = button.textContent + ' → ' + res.status + (text && text !== '""' ? ': ' + clip(text) : '');
+        });
+      }, function (e) { answer.dataset.ok = 'false'; answer.textContent = button.textContent + ' → failed: ' + e.message; })
+      .then(function () { button.disabled = false; return Promise.all([loadState(group), refresh()]); });
+  }
+  function bindActions() {
+    document.querySelectorAll('.control-group button[data-url]').forEach(function (b) {
+      b.addEventListener('click', function () { runAction(b); });
+    });
+  }
+
   function refresh() {
+    loadStates();
     return Promise.all([api('circuits'), api('stats'), api('limiters')]).then(function (r) {
       state.circuits = r[0]; state.stats = r[1]; state.limiters = r[2];
       render();
@@ -217,6 +329,7 @@ export const DASHBOARD_JS = `'use strict';
     source.onerror = function () { conn.dataset.connected = 'false'; conn.textContent = 'reconnecting…'; };
   }
 
+  bindActions();
   api('').then(function (info) { state.control = !!info.control; })
     .then(function () { return api('events/recent'); })
     .then(function (events) { events.forEach(addEvent); }, function (e) { console.warn('resilience dashboard: ' + e.message); })

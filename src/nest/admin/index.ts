@@ -1,5 +1,10 @@
 export { ResilienceAdminModule } from './resilience-admin.module.js';
-export type { ResilienceAdminOptions } from './resilience-admin.options.js';
+export type {
+  DashboardAction,
+  DashboardActionMethod,
+  ResilienceAdminOptions,
+  ResilienceDashboardOptions,
+} from './resilience-admin.options.js';
 export type { AdminPipelineDescription, AdminStrategyDescription } from './resilience-admin.controller.js';
 export {
   ResilienceEventStream,

@@ -18,7 +18,7 @@ import {
   type LimiterInfo,
   type PipelineConfig,
 } from '../../core/index.js';
-import { DASHBOARD_CSS, DASHBOARD_HTML, DASHBOARD_JS } from './dashboard.assets.js';
+import { DASHBOARD_CSS, DASHBOARD_JS, renderDashboardHtml } from './dashboard.assets.js';
 import { RESILIENCE_ADMIN_OPTIONS, type ResolvedAdminOptions } from './resilience-admin.options.js';
 import { ResilienceEventStream, type PipelineStatistics } from './resilience-event.stream.js';
 import { RESILIENCE_EVENT_STREAM } from '../observability/telemetry-listeners.factory.js';
@@ -44,6 +44,8 @@ export interface AdminPipelineDescription {
 
 /** What the admin API serves; the controller class is made per `forRoot` with its path and guards. @internal */
 export class ResilienceAdminController {
+  private html: string | undefined;
+
   constructor(
     @Inject(ResiliencePipelineRegistry) private readonly registry: ResiliencePipelineRegistry,
     @Inject(RESILIENCE_EVENT_STREAM) private readonly stream: ResilienceEventStream,
@@ -127,7 +129,7 @@ export class ResilienceAdminController {
   @Header('cache-control', 'no-store')
   dashboard(): string {
     this.requireDashboard();
-    return DASHBOARD_HTML;
+    return (this.html ??= renderDashboardHtml(this.options.actionGroups));
   }
 
   @Get('dashboard.js')

@@ -16,8 +16,11 @@ export interface ResilienceAdminOptions {
   unprotected?: boolean;
   /** Allow `POST …/circuits/:name/isolate` and `…/close` (and the dashboard's buttons). Default false. */
   control?: boolean;
-  /** Serve the live dashboard at `…/dashboard`. Default false. */
-  dashboard?: boolean;
+  /**
+   * Serve the live dashboard at `…/dashboard`: `true`, or its options (the app's own buttons). Default
+   * false.
+   */
+  dashboard?: boolean | ResilienceDashboardOptions;
   /** Modules the guards need (their providers are injected into the guards). */
   imports?: ModuleMetadata['imports'];
   /** Buffers and filters of the event stream. */
@@ -26,12 +29,67 @@ export interface ResilienceAdminOptions {
   heartbeatInterval?: number;
 }
 
+/** The dashboard's options (`dashboard: { … }` instead of `dashboard: true`). @publicApi */
+export interface ResilienceDashboardOptions {
+  /**
+   * Buttons of the app's own, shown above the circuits in one box per `group` (in the order the groups
+   * are first named). Each calls a route of the app with the page's credentials and shows the answer.
+   */
+  actions?: readonly DashboardAction[];
+}
+
+/** The HTTP methods a dashboard action may use. @publicApi */
+export type DashboardActionMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** One button of the dashboard that calls a route of the app (e.g. to switch a fault injector). @publicApi */
+export interface DashboardAction {
+  /** The box the button is shown in. Default `Actions`. */
+  group?: string;
+  /** The button's text. */
+  label: string;
+  /** Default `POST`. */
+  method?: DashboardActionMethod;
+  /**
+   * The route to call: a path on the dashboard's own origin, starting with `/` and including any global
+   * prefix (`/upstreams/weather/mode`). Other origins are refused, so the page's credentials never leave
+   * the app.
+   */
+  url: string;
+  /** Sent as JSON (`content-type: application/json`); plain data only. Not with `GET`. */
+  body?: unknown;
+  /**
+   * A same-origin `GET` route whose JSON answer is the group's current state: shown in the box, read
+   * when the page loads, after each click and with every refresh of the figures. The actions of one group
+   * share it (give it on one or on all of them).
+   */
+  stateUrl?: string;
+  /**
+   * The button shows as pressed (`aria-pressed="true"`) while the group's state has these top-level
+   * values, e.g. `{ mode: 'outage' }`.
+   */
+  activeWhen?: Readonly<Record<string, string | number | boolean | null>>;
+}
+
+/** One box of buttons, as the dashboard renders it. @internal */
+export interface ResolvedDashboardGroup {
+  readonly name: string;
+  readonly stateUrl: string | undefined;
+  readonly actions: readonly {
+    readonly label: string;
+    readonly method: DashboardActionMethod;
+    readonly url: string;
+    readonly body: string | undefined;
+    readonly activeWhen: string | undefined;
+  }[];
+}
+
 /** @internal */
 export interface ResolvedAdminOptions {
   readonly path: string;
   readonly control: boolean;
   readonly dashboard: boolean;
   readonly heartbeatInterval: number;
+  readonly actionGroups: readonly ResolvedDashboardGroup[];
 }
 
 /** DI token of the resolved admin options. @internal */
@@ -49,8 +107,8 @@ export function resolveAdminOptions(o: ResilienceAdminOptions): ResolvedAdminOpt
     .string('path', o.path)
     .boolean('unprotected', o.unprotected)
     .boolean('control', o.control)
-    .boolean('dashboard', o.dashboard)
     .duration('heartbeatInterval', o.heartbeatInterval, { min: 1 });
+  const actionGroups = resolveDashboard(v, o.dashboard);
   if (o.guards !== undefined && !Array.isArray(o.guards)) v.add('guards', o.guards, 'must be an array of guards');
   const guards = Array.isArray(o.guards) ? o.guards : [];
   guards.forEach((g: unknown, i) => {
@@ -77,7 +135,108 @@ export function resolveAdminOptions(o: ResilienceAdminOptions): ResolvedAdminOpt
   return {
     path: (o.path ?? 'resilience').replace(/^\/+|\/+$/g, ''),
     control: o.control ?? false,
-    dashboard: o.dashboard ?? false,
+    dashboard: o.dashboard !== undefined && o.dashboard !== false,
     heartbeatInterval: o.heartbeatInterval ?? 15_000,
+    actionGroups,
   };
+}
+
+const METHODS: readonly DashboardActionMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+const ACTION_KEYS = ['group', 'label', 'method', 'url', 'body', 'stateUrl', 'activeWhen'];
+const DEFAULT_GROUP = 'Actions';
+/** A path on the same origin: one leading slash (not `//host` or `/\\host`), no backslash or whitespace. */
+const SAME_ORIGIN_PATH = /^\/(?![/\\])[^\s\\]*$/;
+const SAME_ORIGIN_RULE =
+  'must be a path on the same origin, starting with a single "/" (no scheme, host or whitespace)';
+
+function resolveDashboard(v: OptionsValidator, dashboard: unknown): ResolvedDashboardGroup[] {
+  if (dashboard === undefined || typeof dashboard === 'boolean') return [];
+  if (typeof dashboard !== 'object' || dashboard === null || Array.isArray(dashboard)) {
+    v.add('dashboard', dashboard, 'must be a boolean or the dashboard options ({ actions })');
+    return [];
+  }
+  const d = v.child('dashboard');
+  d.knownKeys(dashboard, ['actions']);
+  const actions = (dashboard as ResilienceDashboardOptions).actions;
+  if (actions === undefined) return [];
+  if (!Array.isArray(actions)) {
+    d.add('actions', actions, 'must be an array of actions');
+    return [];
+  }
+  const groups = new Map<
+    string,
+    { name: string; stateUrl?: string; actions: ResolvedDashboardGroup['actions'][number][] }
+  >();
+  (actions as unknown[]).forEach((raw, i) => {
+    const a = d.child(`actions[${i}]`);
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+      d.add(`actions[${i}]`, raw, 'must be an action: { group, label, method, url, body }');
+      return;
+    }
+    const action = raw as DashboardAction;
+    const before = v.problems.length;
+    a.knownKeys(action, ACTION_KEYS).string('group', action.group).oneOf('method', action.method, METHODS);
+    if (a.required('label', action.label)) a.string('label', action.label);
+    if (a.required('url', action.url)) sameOriginPath(a, 'url', action.url);
+    if (action.stateUrl !== undefined) sameOriginPath(a, 'stateUrl', action.stateUrl);
+    const method = action.method ?? 'POST';
+    if (action.body !== undefined) {
+      if (method === 'GET') a.add('body', action.body, 'must not be given with method GET');
+      else if (!isJsonData(action.body, 0)) {
+        a.add(
+          'body',
+          action.body,
+          'must be plain JSON data (objects, arrays, strings, finite numbers, booleans, null)',
+        );
+      }
+    }
+    if (action.activeWhen !== undefined) {
+      const ok =
+        typeof action.activeWhen === 'object' &&
+        action.activeWhen !== null &&
+        !Array.isArray(action.activeWhen) &&
+        Object.values(action.activeWhen).every((x) => x === null || ['string', 'number', 'boolean'].includes(typeof x));
+      if (!ok) a.add('activeWhen', action.activeWhen, 'must be an object of strings, numbers, booleans or null');
+    }
+    const name = typeof action.group === 'string' && action.group !== '' ? action.group : DEFAULT_GROUP;
+    const group = groups.get(name) ?? { name, actions: [] };
+    if (action.stateUrl !== undefined) {
+      if (group.stateUrl !== undefined && group.stateUrl !== action.stateUrl) {
+        a.add(
+          'stateUrl',
+          action.stateUrl,
+          `must be the stateUrl of the other actions of group "${name}" (${group.stateUrl})`,
+        );
+      }
+      group.stateUrl ??= action.stateUrl;
+    }
+    if (v.problems.length > before) return;
+    groups.set(name, group);
+    group.actions.push({
+      label: action.label,
+      method,
+      url: action.url,
+      body: action.body === undefined ? undefined : JSON.stringify(action.body),
+      activeWhen: action.activeWhen === undefined ? undefined : JSON.stringify(action.activeWhen),
+    });
+  });
+  return [...groups.values()].map((g) => ({ name: g.name, stateUrl: g.stateUrl, actions: g.actions }));
+}
+
+function sameOriginPath(v: OptionsValidator, path: string, value: unknown): void {
+  const ok =
+    typeof value === 'string' &&
+    SAME_ORIGIN_PATH.test(value) &&
+    ![...value].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f);
+  if (!ok) v.add(path, value, SAME_ORIGIN_RULE);
+}
+
+function isJsonData(value: unknown, depth: number): boolean {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return true;
+  if (typeof value === 'number') return Number.isFinite(value);
+  if (typeof value !== 'object' || depth > 20) return false;
+  if (Array.isArray(value)) return value.every((x) => isJsonData(x, depth + 1));
+  const proto = Object.getPrototypeOf(value) as object | null;
+  if (proto !== Object.prototype && proto !== null) return false;
+  return Object.values(value).every((x) => isJsonData(x, depth + 1));
 }
