@@ -46,6 +46,8 @@ const SNIPPET_PACKAGES = [
 
 let workDir: string;
 let packed: PackedPackage;
+// tsc over an installed package takes seconds on a quiet machine and can take a minute on a busy one.
+const TYPE_CHECK_TIMEOUT = 120_000;
 const apps = new Map<string, ConsumerApp>();
 let docsApp: ConsumerApp;
 const timings: Record<string, number> = {};
@@ -208,11 +210,15 @@ describe.each(consumerApps)('a $name app (peers: $peers)', (definition) => {
     );
   });
 
-  it('type-checks with strict and skipLibCheck: false', async () => {
-    writeFileSync(join(app().dir, 'src/main.ts'), definition.source);
-    const result = await timed(`tsc ${definition.name}`, () => app().typeCheck(['main.ts']));
-    expect(result.output).toBe('');
-  });
+  it(
+    'type-checks with strict and skipLibCheck: false',
+    async () => {
+      writeFileSync(join(app().dir, 'src/main.ts'), definition.source);
+      const result = await timed(`tsc ${definition.name}`, () => app().typeCheck(['main.ts']));
+      expect(result.output).toBe('');
+    },
+    TYPE_CHECK_TIMEOUT,
+  );
 
   it('runs and prints what it should', async () => {
     expect(existsSync(join(app().dir, 'out/main.js'))).toBe(true);
@@ -229,21 +235,25 @@ describe('the documentation snippets', () => {
     expect(new Set(snippets.map((snippet) => snippet.document))).toContain('README.md');
   });
 
-  it('each compile against the installed package, with the imports written in the snippet', async () => {
-    for (const snippet of snippets) {
-      writeFileSync(join(docsApp.dir, 'src', snippet.fileName), snippet.code);
-    }
-    const result = await timed('tsc snippets', () => docsApp.typeCheck(snippets.map((snippet) => snippet.fileName)));
-    const byFile = new Map(snippets.map((snippet) => [`src/${snippet.fileName}`, snippet]));
-    const errors = result.output
-      .split('\n')
-      .filter((line) => line.trim() !== '')
-      .map((line) => {
-        const match = /^(src\/[^()]+)\((\d+),(\d+)\): (.*)$/.exec(line);
-        const snippet = match && byFile.get(match[1]);
-        if (!match || !snippet) return line;
-        return `${snippet.document}:${snippet.line + Number(match[2])}:${match[3]} ${match[4]}`;
-      });
-    expect(errors).toEqual([]);
-  });
+  it(
+    'each compile against the installed package, with the imports written in the snippet',
+    async () => {
+      for (const snippet of snippets) {
+        writeFileSync(join(docsApp.dir, 'src', snippet.fileName), snippet.code);
+      }
+      const result = await timed('tsc snippets', () => docsApp.typeCheck(snippets.map((snippet) => snippet.fileName)));
+      const byFile = new Map(snippets.map((snippet) => [`src/${snippet.fileName}`, snippet]));
+      const errors = result.output
+        .split('\n')
+        .filter((line) => line.trim() !== '')
+        .map((line) => {
+          const match = /^(src\/[^()]+)\((\d+),(\d+)\): (.*)$/.exec(line);
+          const snippet = match && byFile.get(match[1]);
+          if (!match || !snippet) return line;
+          return `${snippet.document}:${snippet.line + Number(match[2])}:${match[3]} ${match[4]}`;
+        });
+      expect(errors).toEqual([]);
+    },
+    TYPE_CHECK_TIMEOUT,
+  );
 });
