@@ -9,7 +9,6 @@ import type { App } from 'supertest/types.js';
 import { ResilienceValidationError } from '../../src/index.js';
 import { AppModule } from '../../sample-app/app.module.js';
 import { oauthConfigFromEnv, SAMPLE_OAUTH_CONFIG } from '../../sample-app/config/oauth.config.js';
-import { SAMPLE_CONFIG, sampleConfigFromEnv } from '../../sample-app/config/sample.config.js';
 import { TestIdentityProvider } from '../utils/identity-provider.js';
 import { LineLogger } from '../utils/line.logger.js';
 
@@ -29,8 +28,6 @@ afterAll(() => {
 /** The sample app as `npm start` builds it, with these environment variables. */
 async function startApp(env: Record<string, string>): Promise<INestApplication<App>> {
   const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
-    .overrideProvider(SAMPLE_CONFIG)
-    .useValue({ ...sampleConfigFromEnv({}), weatherRetryDelay: 0 })
     .overrideProvider(SAMPLE_OAUTH_CONFIG)
     .useValue(oauthConfigFromEnv(env))
     .compile();
