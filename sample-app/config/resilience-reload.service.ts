@@ -54,6 +54,11 @@ export class ResilienceConfigReloader implements OnApplicationBootstrap, OnAppli
     return this.current.path;
   }
 
+  /** Resolves once every reload asked for so far (by a signal too) has finished. */
+  get settled(): Promise<void> {
+    return this.queue.then(() => undefined);
+  }
+
   onApplicationBootstrap(): void {
     process.on('SIGHUP', this.onSignal);
   }
