@@ -56,15 +56,30 @@ export function withoutRetryDelays(doc: ResilienceDocument): void {
 
 /**
  * The sample app as `npm start` builds it (`app.init()`, no listening port), with `RESILIENCE_CONFIG`
- * naming `config` while it starts.
+ * naming `config` and the variables of `env` set while it starts. `REDIS_URL` (which the test setup
+ * exports) is unset unless `env` gives it: by default circuits live in memory, as with nothing configured.
  */
 export async function startSample(
   config: SampleConfigFile | undefined,
-  options: { logger?: LoggerService | false; override?: (builder: TestingModuleBuilder) => TestingModuleBuilder } = {},
+  options: {
+    logger?: LoggerService | false;
+    override?: (builder: TestingModuleBuilder) => TestingModuleBuilder;
+    env?: Record<string, string | undefined>;
+  } = {},
 ): Promise<INestApplication<App>> {
-  const previous = process.env.RESILIENCE_CONFIG;
-  if (config) process.env.RESILIENCE_CONFIG = config.path;
-  else delete process.env.RESILIENCE_CONFIG;
+  const env: Record<string, string | undefined> = {
+    REDIS_URL: undefined,
+    RESILIENCE_CONFIG: config?.path,
+    ...options.env,
+  };
+  const previous = Object.fromEntries(Object.keys(env).map((name) => [name, process.env[name]]));
+  const apply = (values: Record<string, string | undefined>) => {
+    for (const [name, value] of Object.entries(values)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  };
+  apply(env);
   try {
     const builder = Test.createTestingModule({ imports: [AppModule] });
     const moduleRef = await (options.override?.(builder) ?? builder).compile();
@@ -77,8 +92,7 @@ export async function startSample(
     }
     return app;
   } finally {
-    if (previous === undefined) delete process.env.RESILIENCE_CONFIG;
-    else process.env.RESILIENCE_CONFIG = previous;
+    apply(previous);
   }
 }
 

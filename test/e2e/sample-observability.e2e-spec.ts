@@ -44,7 +44,9 @@ describe('sample app: /health (Terminus, with the circuits) and /metrics (Promet
     // Prometheus names a counter with `_total`.
     expect(text).toContain(`# TYPE ${prom(RESILIENCE_METRICS.strategyEvents)}_total counter`);
     expect(text).toMatch(
-      new RegExp(`${prom(RESILIENCE_METRICS.strategyEvents)}_total\\{pipeline_name="weather",[^}]*event_name="OnRetry"[^}]*\\} \\d+`),
+      new RegExp(
+        `${prom(RESILIENCE_METRICS.strategyEvents)}_total\\{pipeline_name="weather",[^}]*event_name="OnRetry"[^}]*\\} \\d+`,
+      ),
     );
     expect(text).toContain(`# TYPE ${prom(RESILIENCE_METRICS.attemptDuration)} histogram`);
     expect(text).toContain(`# TYPE ${prom(RESILIENCE_METRICS.pipelineDuration)} histogram`);
