@@ -102,9 +102,7 @@ export async function readResilienceFile(path: string): Promise<ResilienceFile> 
  * that reads the caller the route put into the context (`CALLER`).
  */
 export function modulePipelines(file: Pick<ResilienceFile, 'pipelines'>): Record<string, PipelineConfigData> {
-  return Object.fromEntries(
-    Object.entries(file.pipelines).map(([name, config]) => [name, withPartitions(config)]),
-  );
+  return Object.fromEntries(Object.entries(file.pipelines).map(([name, config]) => [name, withPartitions(config)]));
 }
 
 /** One pipeline of the file as the module takes it (see `modulePipelines`). */
