@@ -1,8 +1,10 @@
 import 'reflect-metadata';
-import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { ResiliencePipelineRegistry } from '../src/index.js';
 import { AppModule } from './app.module.js';
+import { ResilienceConfigReloader } from './config/resilience-reload.service.js';
 import { connectWeatherRpc } from './rpc/weather-rpc.bootstrap.js';
+import { pipelineRows, startupText } from './startup/startup.banner.js';
 
 async function bootstrap(): Promise<void> {
   // LOG_LEVEL=debug also shows the pipeline ResilienceModule composed for each decorated method.
@@ -15,10 +17,17 @@ async function bootstrap(): Promise<void> {
   const port = Number(process.env.PORT ?? 3000);
   const host = process.env.HOST ?? '127.0.0.1';
   await app.listen(port, host);
-  const url = await app.getUrl();
-  Logger.log(
-    `Sample app on ${url} — try ${url}/weather/lisbon, ${url}/weather/atlantis, ${url}/weather/atlantis/strict, ${url}/upstream/status, ${url}/rpc/weather/lisbon (over TCP on port ${rpc.port})`,
-    'Bootstrap',
+  const url = (await app.getUrl()).replace('[::1]', 'localhost');
+  process.stdout.write(
+    `\n${startupText({
+      url,
+      rpcPort: rpc.port,
+      configFile: app.get(ResilienceConfigReloader).path,
+      pipelines: pipelineRows(app.get(ResiliencePipelineRegistry)),
+      adminToken: Boolean(process.env.ADMIN_TOKEN),
+      store: process.env.REDIS_URL ? 'redis' : 'memory',
+      pid: process.pid,
+    })}\n\n`,
   );
 }
 

@@ -1,12 +1,7 @@
 import { Controller, Get, Header, HttpCode, Post, Query, Redirect, Req, Res } from '@nestjs/common';
-import { randomBytes } from 'node:crypto';
 import { OAUTH_BINDING_COOKIE, OAuthClientService, OAuthResponseHeaders } from '../../src/nest/oauth/index.js';
-import { OAuthFailure, type OAuthTokens } from '../../src/oauth/index.js';
-
-interface Session {
-  readonly subject: string;
-  tokens: OAuthTokens;
-}
+import { OAuthFailure } from '../../src/oauth/index.js';
+import { cookiesOf, SampleSessionStore, SESSION_COOKIE } from './sample-session.store.js';
 
 interface HttpRequest {
   headers: { cookie?: string; 'x-request-id'?: string | string[] };
@@ -16,17 +11,6 @@ interface HttpRequest {
 
 interface HttpResponse {
   setHeader(name: string, value: string | string[]): void;
-}
-
-const SESSION_COOKIE = 'nr_session';
-
-function cookies(request: HttpRequest): Record<string, string> {
-  const result: Record<string, string> = {};
-  for (const part of (request.headers.cookie ?? '').split(';')) {
-    const [name, ...value] = part.trim().split('=');
-    if (name) result[name] = decodeURIComponent(value.join('='));
-  }
-  return result;
 }
 
 function cookie(name: string, value: string, maxAgeSeconds: number): string {
@@ -41,15 +25,16 @@ function requestId(request: HttpRequest): string | undefined {
 
 /**
  * Sign-in with the authorization-code flow and PKCE: /auth/login → the provider → /auth/callback →
- * /auth/me, POST /auth/refresh, /auth/logout. Sessions live in memory (a sample; a real app uses its
- * session store). Every answer here carries `Cache-Control: no-store` and `Referrer-Policy: no-referrer`.
+ * /auth/me, POST /auth/refresh, /auth/logout. Sessions live in `SampleSessionStore` (memory; the admin
+ * guard reads them too). Every answer here carries `Cache-Control: no-store` and `Referrer-Policy: no-referrer`.
  */
 @Controller('auth')
 @OAuthResponseHeaders()
 export class AuthController {
-  private readonly sessions = new Map<string, Session>();
-
-  constructor(private readonly oauth: OAuthClientService) {}
+  constructor(
+    private readonly oauth: OAuthClientService,
+    private readonly sessions: SampleSessionStore,
+  ) {}
 
   @Get('login')
   @Redirect()
@@ -73,11 +58,10 @@ export class AuthController {
     const query = new URL(req.originalUrl ?? req.url ?? '', 'http://sample.invalid').searchParams;
     const done = await this.oauth.completeLogin({
       query,
-      browserBinding: cookies(req)[OAUTH_BINDING_COOKIE],
+      browserBinding: cookiesOf(req)[OAUTH_BINDING_COOKIE],
       correlationId: requestId(req),
     });
-    const sessionId = randomBytes(32).toString('base64url');
-    this.sessions.set(sessionId, { subject: String(done.claims.sub), tokens: done.tokens });
+    const sessionId = this.sessions.create({ subject: String(done.claims.sub), tokens: done.tokens });
     res.setHeader('Set-Cookie', [cookie(OAUTH_BINDING_COOKIE, '', 0), cookie(SESSION_COOKIE, sessionId, 3_600)]);
     return { url: done.returnTo, statusCode: 303 };
   }
@@ -86,7 +70,7 @@ export class AuthController {
   @Get('me')
   @Header('content-type', 'text/html; charset=utf-8')
   me(@Req() req: HttpRequest): string {
-    const session = this.sessions.get(cookies(req)[SESSION_COOKIE] ?? '');
+    const session = this.sessions.fromRequest(req);
     if (!session) return '<!doctype html><title>Sample</title><p>Not signed in. <a href="/auth/login">Sign in</a></p>';
     const user = session.subject.replace(/[^\w.@-]/g, '');
     const until = session.tokens.expiresAt ? new Date(session.tokens.expiresAt).toISOString() : 'unknown';
@@ -100,7 +84,7 @@ export class AuthController {
   @Post('refresh')
   @HttpCode(200)
   async refresh(@Req() req: HttpRequest): Promise<{ subject: string; expiresAt: number | undefined }> {
-    const id = cookies(req)[SESSION_COOKIE] ?? '';
+    const id = this.sessions.idOf(req);
     const session = this.sessions.get(id);
     if (!session?.tokens.refreshToken) {
       throw new OAuthFailure('session_ended', 401, 'Not signed in, or the session cannot be refreshed.');
@@ -117,7 +101,7 @@ export class AuthController {
   @Get('logout')
   @Redirect()
   async logout(@Req() req: HttpRequest, @Res({ passthrough: true }) res: HttpResponse): Promise<{ url: string }> {
-    const id = cookies(req)[SESSION_COOKIE] ?? '';
+    const id = this.sessions.idOf(req);
     const session = this.sessions.get(id);
     this.sessions.delete(id);
     res.setHeader('Set-Cookie', cookie(SESSION_COOKIE, '', 0));

@@ -38,18 +38,18 @@ export interface SampleOAuthConfig {
   readonly deferDiscovery: boolean;
   /** `OIDC_PENDING_TTL_MS` (default 600000). */
   readonly pendingTtl: number;
-  /** `OIDC_TOKEN_TIMEOUT_MS`, per request (default 5000). */
-  readonly tokenTimeout: number;
-  /** `OIDC_TOKEN_DEADLINE_MS`, for the whole exchange (default 15000). */
-  readonly tokenDeadline: number;
-  /** `OIDC_TOKEN_RETRIES` (default 2). */
-  readonly tokenRetries: number;
-  /** `OIDC_TOKEN_RETRY_DELAY_MS` (default 200). */
-  readonly tokenRetryDelay: number;
-  /** `OIDC_BREAKER_THRESHOLD` (default 5). */
-  readonly breakerThreshold: number;
-  /** `OIDC_BREAK_MS` (default 30000). */
-  readonly breakDuration: number;
+  /** `OIDC_TOKEN_TIMEOUT_MS`, per request (default: `oauth.tokenRequests.attemptTimeout` of the resilience file). */
+  readonly tokenTimeout: number | undefined;
+  /** `OIDC_TOKEN_DEADLINE_MS`, for the whole exchange (default: the file's `deadline`). */
+  readonly tokenDeadline: number | undefined;
+  /** `OIDC_TOKEN_RETRIES` (default: the file's `retries`). */
+  readonly tokenRetries: number | undefined;
+  /** `OIDC_TOKEN_RETRY_DELAY_MS` (default: the file's `retryDelay`). */
+  readonly tokenRetryDelay: number | undefined;
+  /** `OIDC_BREAKER_THRESHOLD` (default: the file's `breakerThreshold`). */
+  readonly breakerThreshold: number | undefined;
+  /** `OIDC_BREAK_MS` (default: the file's `breakDuration`). */
+  readonly breakDuration: number | undefined;
   /** `REDIS_URL`: the ResilienceModule store and the pending logins in Redis (default: memory). */
   readonly redisUrl: string | undefined;
   /** `REDIS_KEY_PREFIX` (default `nest-resilience-sample`). */
@@ -62,7 +62,7 @@ export const SAMPLE_OAUTH_CONFIG = Symbol('SAMPLE_OAUTH_CONFIG');
 export function oauthConfigFromEnv(env: NodeJS.ProcessEnv = process.env): SampleOAuthConfig {
   const v = new OptionsValidator('env');
   const text = (name: string) => (env[name] === undefined || env[name] === '' ? undefined : env[name]);
-  const number = (name: string, fallback: number, rule: { min: number; integer?: boolean }) => {
+  const number = <F extends number | undefined>(name: string, fallback: F, rule: { min: number }): number | F => {
     const raw = text(name);
     if (raw === undefined) return fallback;
     const value = Number(raw);
@@ -108,12 +108,12 @@ export function oauthConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Sample
     tokenEndpoint: text('OIDC_TOKEN_ENDPOINT'),
     deferDiscovery: flag('OIDC_DEFER_DISCOVERY'),
     pendingTtl: number('OIDC_PENDING_TTL_MS', 600_000, { min: 1_000 }),
-    tokenTimeout: number('OIDC_TOKEN_TIMEOUT_MS', 5_000, { min: 1 }),
-    tokenDeadline: number('OIDC_TOKEN_DEADLINE_MS', 15_000, { min: 1 }),
-    tokenRetries: number('OIDC_TOKEN_RETRIES', 2, { min: 0 }),
-    tokenRetryDelay: number('OIDC_TOKEN_RETRY_DELAY_MS', 200, { min: 0 }),
-    breakerThreshold: number('OIDC_BREAKER_THRESHOLD', 5, { min: 1 }),
-    breakDuration: number('OIDC_BREAK_MS', 30_000, { min: 1 }),
+    tokenTimeout: number('OIDC_TOKEN_TIMEOUT_MS', undefined, { min: 1 }),
+    tokenDeadline: number('OIDC_TOKEN_DEADLINE_MS', undefined, { min: 1 }),
+    tokenRetries: number('OIDC_TOKEN_RETRIES', undefined, { min: 0 }),
+    tokenRetryDelay: number('OIDC_TOKEN_RETRY_DELAY_MS', undefined, { min: 0 }),
+    breakerThreshold: number('OIDC_BREAKER_THRESHOLD', undefined, { min: 1 }),
+    breakDuration: number('OIDC_BREAK_MS', undefined, { min: 1 }),
     redisUrl: text('REDIS_URL'),
     redisKeyPrefix: text('REDIS_KEY_PREFIX') ?? 'nest-resilience-sample',
   };

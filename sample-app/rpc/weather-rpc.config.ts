@@ -27,9 +27,9 @@ export const WEATHER_RPC_PROXY = 'WEATHER_RPC_PROXY';
 const upstreamUnavailable: RemoteRpcErrorPredicate = (error) => (error as { status?: unknown }).status === 503;
 
 /**
- * The resilient client `weather`: the standard RPC pipeline (total timeout → retry → circuit breaker →
- * attempt timeout) with short retry delays, retrying and counting the upstream's 503s that the weather
- * handler passes on for `weather.forecast`.
+ * The resilient client `weather`: the "rpcWeather" pipeline of the resilience file (the standard RPC
+ * pipeline — total timeout → retry → circuit breaker → attempt timeout — with short retry delays),
+ * retrying and counting the upstream's 503s that the weather handler passes on for `weather.forecast`.
  */
 export function weatherRpcClients(): DynamicModule {
   return ResilientClientsModule.register({
@@ -46,7 +46,7 @@ export function weatherRpcClients(): DynamicModule {
     clients: {
       weather: {
         client: WEATHER_RPC_PROXY,
-        pipeline: { retry: { maxRetryAttempts: 3, delay: 100 }, attemptTimeout: 2_000 },
+        pipeline: 'rpcWeather',
         patterns: {
           'weather.forecast': { retryRemoteErrors: upstreamUnavailable, countRemoteErrors: upstreamUnavailable },
         },

@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { CircuitBreaker, currentResilienceContext, Fallback, Retry, Timeout } from '../../src/index.js';
+import { currentResilienceContext, Fallback, UseResiliencePipeline } from '../../src/index.js';
 import { FlakyUpstreamServer } from '../upstream/flaky-upstream.server.js';
 
 export interface Forecast {
@@ -19,8 +19,9 @@ export class UpstreamError extends Error {
 }
 
 /**
- * Calls the flaky upstream through the "weather" pipeline of the configuration: Fallback → Retry →
- * CircuitBreaker → Timeout, one circuit for every method that names it.
+ * Calls the flaky upstream through the "weather" pipeline of the resilience file (retry → circuit breaker →
+ * timeout), nested whole, so a reload of the file applies here too; one circuit for every method that
+ * names it. `forecast` has a fallback of its own around it.
  */
 @Injectable()
 export class WeatherService {
@@ -29,17 +30,13 @@ export class WeatherService {
   constructor(private readonly upstream: FlakyUpstreamServer) {}
 
   @Fallback('unknownForecast')
-  @Retry('weather')
-  @CircuitBreaker('weather')
-  @Timeout('weather')
+  @UseResiliencePipeline('weather')
   forecast(city: string): Promise<Forecast> {
     return this.fetchForecast(city);
   }
 
   /** The same call without a fallback: an open circuit reaches the client as 503 with Retry-After. */
-  @Retry('weather')
-  @CircuitBreaker('weather')
-  @Timeout('weather')
+  @UseResiliencePipeline('weather')
   strictForecast(city: string): Promise<Forecast> {
     return this.fetchForecast(city);
   }

@@ -10,7 +10,6 @@ import { ResilienceValidationError } from '../../src/index.js';
 import { AppModule } from '../../sample-app/app.module.js';
 import { DemoIdentityProvider } from '../../sample-app/auth/demo-identity.provider.js';
 import { oauthConfigFromEnv, SAMPLE_OAUTH_CONFIG } from '../../sample-app/config/oauth.config.js';
-import { SAMPLE_CONFIG, sampleConfigFromEnv } from '../../sample-app/config/sample.config.js';
 import { TestIdentityProvider } from '../utils/identity-provider.js';
 import { LineLogger } from '../utils/line.logger.js';
 
@@ -33,8 +32,6 @@ async function startApp(env: Record<string, string>): Promise<INestApplication<A
   // options), no app exists whose close() would stop it, so the test stops it.
   const demo = new DemoIdentityProvider();
   const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
-    .overrideProvider(SAMPLE_CONFIG)
-    .useValue({ ...sampleConfigFromEnv({}), weatherRetryDelay: 0 })
     .overrideProvider(SAMPLE_OAUTH_CONFIG)
     .useValue(oauthConfigFromEnv(env))
     .overrideProvider(DemoIdentityProvider)

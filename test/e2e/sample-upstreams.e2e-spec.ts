@@ -1,14 +1,11 @@
 import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { CanActivate, ExecutionContext, INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import { of } from 'rxjs';
 import request from 'supertest';
 import type { App } from 'supertest/types.js';
 import { ResiliencePipelineRegistry, ResilienceValidationError } from '../../src/index.js';
 import { ResilienceAdminModule } from '../../src/nest/admin/index.js';
-import { AppModule } from '../../sample-app/app.module.js';
-import { SAMPLE_CONFIG, sampleConfigFromEnv } from '../../sample-app/config/sample.config.js';
 import { CatalogPrimaryServer, CatalogReplicaServer } from '../../sample-app/upstream/catalog-upstream.servers.js';
 import { FlakyUpstreamServer } from '../../sample-app/upstream/flaky-upstream.server.js';
 import { UpstreamControlGuard } from '../../sample-app/upstream/upstream-control.guard.js';
@@ -19,10 +16,14 @@ import {
   UPSTREAM_OPTIONS,
   upstreamOptionsFromEnv,
 } from '../../sample-app/upstream/upstream.options.js';
+import { SampleConfigFile, startSample, withoutRetryDelays } from './sample-app.fixture.js';
 
 /** Far above the attempt timeout: a slow call only ends because its caller gives up (and then cancels it). */
 const SLOW_LATENCY = 60_000;
 const BREAK_DURATION = 300;
+/** The control route is behind the admin guard: a signed-in session, or this token. */
+const ADMIN_TOKEN = 'upstream-test-admin-token';
+const ADMIN = { authorization: `Bearer ${ADMIN_TOKEN}` };
 
 /** Polls `check` until it holds; fails after `deadline` ms. Real servers on loopback: no fake clock here. */
 async function eventually(check: () => Promise<boolean>, deadline = 5_000): Promise<void> {
@@ -39,28 +40,30 @@ describe('sample app: the steerable upstreams', () => {
   let primary: CatalogPrimaryServer;
   let replica: CatalogReplicaServer;
   let registry: ResiliencePipelineRegistry;
-  const http = () => request(app.getHttpServer());
+  const http = () => request.agent(app.getHttpServer()).set(ADMIN);
   const setMode = (name: string, mode: string) => http().put(`/upstreams/${name}/mode`).send({ mode }).expect(200);
   // The decorated methods naming the "weather" pipeline share one circuit (listed under the first method).
   const weatherCircuit = async () =>
     (await registry.circuits()).find((c) => c.circuitKey === 'weather/circuit-breaker')?.state;
 
+  const config = new SampleConfigFile((doc) => {
+    withoutRetryDelays(doc);
+    doc.pipelines.weather.timeout = 500;
+    doc.pipelines.weather.circuitBreaker = {
+      ...(doc.pipelines.weather.circuitBreaker as object),
+      failureThreshold: 4,
+      breakDuration: BREAK_DURATION,
+    };
+  });
+
   beforeAll(async () => {
-    const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
-      .overrideProvider(SAMPLE_CONFIG)
-      .useValue({
-        ...sampleConfigFromEnv({}),
-        weatherRetries: 3,
-        weatherRetryDelay: 0,
-        weatherAttemptTimeout: 500,
-        weatherFailureThreshold: 4,
-        weatherBreakDuration: BREAK_DURATION,
-      })
-      .overrideProvider(UPSTREAM_OPTIONS)
-      .useValue({ slowLatency: SLOW_LATENCY, modes: DEFAULT_UPSTREAM_MODES })
-      .compile();
-    app = moduleRef.createNestApplication({ logger: false });
-    await app.init();
+    app = await startSample(config, {
+      env: { ADMIN_TOKEN },
+      override: (builder) =>
+        builder
+          .overrideProvider(UPSTREAM_OPTIONS)
+          .useValue({ slowLatency: SLOW_LATENCY, modes: DEFAULT_UPSTREAM_MODES }),
+    });
     weather = app.get(FlakyUpstreamServer);
     primary = app.get(CatalogPrimaryServer);
     replica = app.get(CatalogReplicaServer);
@@ -69,6 +72,7 @@ describe('sample app: the steerable upstreams', () => {
 
   afterAll(async () => {
     await app.close();
+    config.dispose();
   });
 
   /** After a test that opened the weather circuit: healthy again, and wait out the break. */
@@ -89,6 +93,12 @@ describe('sample app: the steerable upstreams', () => {
       .get('/upstreams/catalog-primary')
       .expect(200)
       .expect((r) => expect(r.body).toMatchObject({ name: 'catalog-primary', mode: 'slow' }));
+  });
+
+  it('lets only the admins switch an upstream: 401 without a session or the admin token', async () => {
+    await request(app.getHttpServer()).put('/upstreams/weather/mode').send({ mode: 'outage' }).expect(401);
+    await request(app.getHttpServer()).get('/upstreams').expect(401);
+    expect((await http().get('/upstreams/weather').expect(200)).body.mode).toBe('transient');
   });
 
   it('answers 400 naming the modes for a bad mode, 404 for an unknown upstream, and changes nothing', async () => {

@@ -1,34 +1,31 @@
 import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import type { App } from 'supertest/types.js';
-import { AppModule } from '../../sample-app/app.module.js';
-import { SAMPLE_CONFIG, sampleConfigFromEnv } from '../../sample-app/config/sample.config.js';
 import { FlakyUpstreamServer } from '../../sample-app/upstream/flaky-upstream.server.js';
+import { SampleConfigFile, startSample, withoutRetryDelays } from './sample-app.fixture.js';
 
-describe('sample app: the weather pipeline from configuration', () => {
+describe('sample app: the weather pipeline from the resilience file', () => {
   let app: INestApplication<App>;
   let upstream: FlakyUpstreamServer;
+  const config = new SampleConfigFile((doc) => {
+    withoutRetryDelays(doc);
+    doc.pipelines.weather.circuitBreaker = {
+      ...(doc.pipelines.weather.circuitBreaker as object),
+      failureThreshold: 6,
+      breakDuration: '1m',
+    };
+  });
 
   beforeAll(async () => {
-    const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
-      .overrideProvider(SAMPLE_CONFIG)
-      .useValue({
-        ...sampleConfigFromEnv({}),
-        weatherRetryDelay: 0,
-        weatherFailureThreshold: 6,
-        weatherBreakDuration: 60_000,
-      })
-      .compile();
-    app = moduleRef.createNestApplication({ logger: false });
-    await app.init();
+    app = await startSample(config);
     upstream = app.get(FlakyUpstreamServer);
   });
 
   afterAll(async () => {
     await app.close();
+    config.dispose();
   });
 
   it('retries the flaky upstream until it answers', async () => {

@@ -108,10 +108,7 @@ describe('sample app with REDIS_URL', () => {
   async function sampleInstance(keyPrefix: string): Promise<INestApplication<App>> {
     const { AppModule } = await import('../../sample-app/app.module.js');
     const { oauthConfigFromEnv, SAMPLE_OAUTH_CONFIG } = await import('../../sample-app/config/oauth.config.js');
-    const { SAMPLE_CONFIG, sampleConfigFromEnv } = await import('../../sample-app/config/sample.config.js');
     const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
-      .overrideProvider(SAMPLE_CONFIG)
-      .useValue(sampleConfigFromEnv({}))
       .overrideProvider(SAMPLE_OAUTH_CONFIG)
       .useValue(
         oauthConfigFromEnv({
