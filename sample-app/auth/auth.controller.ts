@@ -90,7 +90,11 @@ export class AuthController {
       throw new OAuthFailure('session_ended', 401, 'Not signed in, or the session cannot be refreshed.');
     }
     try {
-      session.tokens = await this.oauth.refresh(id, session.tokens.refreshToken, { correlationId: requestId(req) });
+      // A refreshed ID token must be genuine and name the same user.
+      session.tokens = await this.oauth.refresh(id, session.tokens.refreshToken, {
+        correlationId: requestId(req),
+        subject: session.subject,
+      });
     } catch (error) {
       if (error instanceof OAuthFailure && error.code === 'session_ended') this.sessions.delete(id);
       throw error;
