@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -30,5 +30,48 @@ describe('docs snippets that a test compiles and runs', () => {
     expect(snippet('docs/testing.md', '## Testing a Nest app')).toBe(
       region('test/nest/testing-a-nest-app.e2e-spec.ts', 'testing-a-nest-app'),
     );
+  });
+});
+
+describe('links in README.md and docs/', () => {
+  /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces as hyphens. */
+  const anchor = (heading: string) =>
+    heading
+      .trim()
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N} _-]/gu, '')
+      .replace(/ /g, '-');
+
+  const pages = [
+    'README.md',
+    'CONTRIBUTING.md',
+    'ARCHITECTURE.md',
+    ...readdirSync(resolve(root, 'docs'))
+      .filter((name) => name.endsWith('.md'))
+      .map((name) => `docs/${name}`),
+  ];
+
+  it('point to files that exist and to headings that exist', () => {
+    const broken: string[] = [];
+    for (const page of pages) {
+      const text = readFileSync(resolve(root, page), 'utf8').replace(/```[\s\S]*?```/g, '');
+      for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+        if (/^[a-z]+:/i.test(target)) continue; // https:, mailto:
+        const [file, hash] = target.split('#');
+        const path = file === '' ? resolve(root, page) : resolve(root, dirname(page), file);
+        if (!existsSync(path)) {
+          broken.push(`${page}: ${target} (no such file)`);
+          continue;
+        }
+        if (hash && path.endsWith('.md')) {
+          const headings = readFileSync(path, 'utf8')
+            .split('\n')
+            .filter((line) => /^#{1,6} /.test(line))
+            .map((line) => anchor(line.replace(/^#+ /, '')));
+          if (!headings.includes(hash)) broken.push(`${page}: ${target} (no such heading)`);
+        }
+      }
+    }
+    expect(broken).toEqual([]);
   });
 });
