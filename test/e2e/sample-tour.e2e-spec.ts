@@ -56,6 +56,11 @@ describe('sample tour in headless Chromium: sign in, break the weather upstream,
   });
 
   it('sends the browser to sign in at the built-in provider, any user name signs in, and comes back to the dashboard', async () => {
+    const visited: string[] = [];
+    const onRequest = (r: { url(): string; isNavigationRequest(): boolean }) => {
+      if (r.isNavigationRequest()) visited.push(r.url());
+    };
+    page().on('request', onRequest);
     await page().goto(`${base}/resilience/dashboard`);
     // The provider's own login page (oidc-provider's development pages), on its own port.
     const login = page().locator('input[name="login"]');
@@ -64,13 +69,17 @@ describe('sample tour in headless Chromium: sign in, break the weather upstream,
     await browser.screenshot('1-sign-in');
     await login.fill('ada');
     await page().locator('input[name="password"]').fill('anything');
-    await page().locator('button[type="submit"]').click();
+    await page().getByRole('button', { name: 'Sign-in', exact: true }).click();
     // Then its consent page: the sample asks for openid and offline_access.
     await page().locator('input[name="prompt"][value="consent"]').waitFor({ state: 'attached' });
     await browser.screenshot('2-consent');
-    await page().locator('button[type="submit"]').click();
+    await page().getByRole('button', { name: 'Continue', exact: true }).click();
 
     await page().waitForURL(`${base}/resilience/dashboard`);
+    page().off('request', onRequest);
+    // Through the app's sign-in route, which remembered where to come back to.
+    expect(visited).toContain(`${base}/auth/login?returnTo=/resilience/dashboard`);
+    expect(visited.at(-1)).toBe(`${base}/resilience/dashboard`);
     await page().locator('#connection[data-connected="true"]').waitFor();
     await page().locator('[data-circuit="weather"][data-state="closed"]').waitFor();
     // The upstream buttons show the weather upstream's current mode (transient at start) as pressed.
@@ -135,6 +144,8 @@ describe('sample tour in headless Chromium: sign in, break the weather upstream,
 
     await page().locator('#events li[data-event="OnCircuitOpened"]').first().waitFor();
     await weatherCircuit().locator('.badge', { hasText: 'open' }).waitFor();
+    // With the break that is left.
+    await weatherCircuit().locator('dt', { hasText: 'retry after' }).waitFor();
     await browser.screenshot('4-circuit-open');
     await browser.screenshot('dashboard');
     expect(browser.problemsOn(base)).toEqual([]);
