@@ -202,6 +202,15 @@ describe('sample tour: the rows of the README table, with the default file', () 
     config.dispose();
   });
 
+  it('the gateway route: the resilient HTTP client retries the transient upstream until it answers', async () => {
+    const upstream = app.get(FlakyUpstreamServer);
+    upstream.setMode('transient'); // fail, fail, answer, from here
+    const before = upstream.requestCount;
+    const res = await request(server).get('/gateway/forecast/porto').expect(200);
+    expect(res.body).toEqual({ city: 'porto', temperature: 21, sky: 'clear' });
+    expect(upstream.requestCount - before).toBe(3);
+  });
+
   it('the strict route for Atlantis: 500 once the retries run out, the second time 503 with Retry-After (the circuit opened)', async () => {
     const upstream = app.get(FlakyUpstreamServer);
     await request(server).get('/weather/atlantis/strict').expect(500);
