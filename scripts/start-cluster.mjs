@@ -291,7 +291,7 @@ async function main() {
   let ready = false;
 
   // The safety net: stops what is still running if this script is killed without a chance to clean up.
-  const reaperProcess = spawn(process.execPath, [fileURLToPath(import.meta.url), '--reap'], {
+  const reaperProcess = spawn(process.execPath, [fileURLToPath(import.meta.url), '--reap', String(process.pid)], {
     stdio: ['pipe', 'ignore', 'inherit'],
     detached: true,
   });
