@@ -83,6 +83,9 @@ describe('npm run start:cluster: three instances on the test run’s Redis', () 
       REDIS_KEY_PREFIX: keyPrefix,
       ADMIN_TOKEN,
       RESILIENCE_CONFIG: config,
+      // One value cannot fit three instances: the script drops these, each instance derives its own.
+      APP_URL: 'http://127.0.0.1:1',
+      OIDC_PORT: '1',
     });
     [a, b, c] = await cluster.ready();
   }, START);
@@ -168,6 +171,20 @@ describe('npm run start:cluster: three instances on the test run’s Redis', () 
     }
   });
 
+  it('gives each instance its own sign-in: redirect URI and identity provider of its own', async () => {
+    const issuers = new Set<string>();
+    for (const instance of [a, b, c]) {
+      const login = await fetch(`${instance.url}/auth/login`, { redirect: 'manual' });
+      expect(login.status).toBe(302);
+      const location = new URL(login.headers.get('location')!);
+      expect(location.searchParams.get('redirect_uri')).toBe(`${instance.url}/auth/callback`);
+      issuers.add(location.origin);
+    }
+    expect(issuers.size).toBe(3);
+    const rpcPorts = [...cluster.text.matchAll(/RPC port (\d+)\)/g)].map((m) => m[1]);
+    expect(new Set(rpcPorts).size).toBe(3);
+  });
+
   it('without the token the admin API of every instance refuses', async () => {
     for (const instance of [a, b, c]) {
       expect((await fetch(`${instance.url}/resilience/circuits`)).status).toBe(401);
@@ -188,7 +205,7 @@ describe('npm run start:cluster: three instances on the test run’s Redis', () 
 
 describe('npm run start:cluster without REDIS_URL', () => {
   it(
-    'starts its own redis-server, generates an admin token and stops both on SIGTERM',
+    'starts its own redis-server, generates an admin token and stops both on Ctrl-C (SIGINT)',
     async () => {
       const port = await consecutiveFreePorts(1);
       const cluster = new ClusterProcess(['--no-build', '--entry', build.entry, '--instances', '1'], {
@@ -207,10 +224,11 @@ describe('npm run start:cluster without REDIS_URL', () => {
         });
         expect(circuits.status).toBe(200);
 
-        expect(await cluster.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+        // Ctrl-C: the terminal's SIGINT reaches the script only (its instances run in process groups of their own).
+        expect(await cluster.stop('SIGINT')).toEqual({ code: 0, signal: null });
         expect(isRunning(redisPid)).toBe(false);
         expect(isRunning(instance.pid)).toBe(false);
-        expect(cluster.text).toContain('stopping every instance and Redis');
+        expect(cluster.text).toContain('start-cluster: SIGINT, stopping every instance and Redis…');
       } finally {
         await cluster.stop('SIGKILL');
       }
@@ -259,6 +277,23 @@ describe('npm run start:cluster without REDIS_URL', () => {
       } finally {
         await new Promise((resolve) => squatter.close(resolve));
       }
+    },
+    START,
+  );
+
+  it(
+    'gives up after CLUSTER_START_TIMEOUT_MS without an answer, stopping what it started',
+    async () => {
+      const port = await consecutiveFreePorts(1);
+      const cluster = new ClusterProcess(['--no-build', '--entry', build.entry, '--instances', '1'], {
+        PORT: String(port),
+        REDIS_URL: undefined,
+        CLUSTER_START_TIMEOUT_MS: '1',
+      });
+      expect(await cluster.exit()).toEqual({ code: 1, signal: null });
+      expect(cluster.text).toContain(`no answer within 1 ms from port ${port}`);
+      expect(isRunning(cluster.redisPid!)).toBe(false);
+      expect(processesMentioning(build.entry)).toEqual([]);
     },
     START,
   );
