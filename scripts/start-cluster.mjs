@@ -370,13 +370,15 @@ async function main() {
     const adminToken = process.env.ADMIN_TOKEN || randomBytes(24).toString('base64url');
 
     for (const port of ports) {
+      const rpcPort = await freePort();
+      if (stopping) return;
       const env = {
         ...process.env,
         PORT: String(port),
         HOST: options.host,
         // Each instance needs its own TCP port for the weather RPC service (default 3001 = the next app's
         // port); the built-in identity provider and the upstreams already take free ports of their own.
-        RPC_PORT: String(await freePort()),
+        RPC_PORT: String(rpcPort),
         REDIS_URL: redisUrl,
         ADMIN_TOKEN: adminToken,
       };
