@@ -65,6 +65,8 @@ export async function startSample(
     logger?: LoggerService | false;
     override?: (builder: TestingModuleBuilder) => TestingModuleBuilder;
     env?: Record<string, string | undefined>;
+    /** Runs after the app is created and before `init()` (e.g. to connect a microservice). */
+    beforeInit?: (app: INestApplication<App>) => Promise<void>;
   } = {},
 ): Promise<INestApplication<App>> {
   const env: Record<string, string | undefined> = {
@@ -85,6 +87,7 @@ export async function startSample(
     const moduleRef = await (options.override?.(builder) ?? builder).compile();
     const app = moduleRef.createNestApplication<INestApplication<App>>({ logger: options.logger ?? false });
     try {
+      await options.beforeInit?.(app);
       await app.init();
     } catch (error) {
       await app.close();

@@ -1,13 +1,12 @@
 import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import type { App } from 'supertest/types.js';
-import { AppModule } from '../../sample-app/app.module.js';
 import { connectWeatherRpc } from '../../sample-app/rpc/weather-rpc.bootstrap.js';
 import { WEATHER_RPC_CONFIG } from '../../sample-app/rpc/weather-rpc.config.js';
 import { FlakyUpstreamServer } from '../../sample-app/upstream/flaky-upstream.server.js';
+import { startSample } from '../e2e/sample-app.fixture.js';
 import { freePort } from './rpc-transports.js';
 
 describe('sample app: the weather service over TCP, through the resilient client', () => {
@@ -16,13 +15,11 @@ describe('sample app: the weather service over TCP, through the resilient client
 
   beforeAll(async () => {
     const port = await freePort();
-    const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
-      .overrideProvider(WEATHER_RPC_CONFIG)
-      .useValue({ host: '127.0.0.1', port })
-      .compile();
-    app = moduleRef.createNestApplication({ logger: false });
-    await connectWeatherRpc(app);
-    await app.init();
+    // In-memory circuits (startSample unsets REDIS_URL): no other test file's calls reach these circuits.
+    app = await startSample(undefined, {
+      override: (builder) => builder.overrideProvider(WEATHER_RPC_CONFIG).useValue({ host: '127.0.0.1', port }),
+      beforeInit: (created) => connectWeatherRpc(created).then(() => undefined),
+    });
     upstream = app.get(FlakyUpstreamServer);
   });
 
