@@ -95,6 +95,8 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
   private readonly closedUntil = new Map<string, { until: number; generation: number }>();
   private readonly availability: RedisAvailability;
   private readonly touchedLocally = new Map<string, CircuitPolicy>();
+  /** The write-back of local openings in progress after an outage, shared by every call meanwhile. */
+  private recovering?: Promise<boolean>;
 
   constructor(private readonly options: RedisCircuitBreakerStateStoreOptions) {
     this.client = options.client;
@@ -242,16 +244,13 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
     const batches = this.pending.takeAll();
     if (batches.length === 0) return;
     if (this.availability.skip) return; // Redis is away: these successes would only lower failure ratios late
+    if (this.availability.isDegraded && !(await this.writeBack())) return;
     const now = this.time.now();
     await Promise.all(
       batches.map(({ key, policy, payload }) =>
         this.send(key, policy, now, 'export', [], payload).then(
-          () => {
-            if (this.availability.answered()) void this.resync();
-          },
-          (error: unknown) => {
-            if (this.availability.failed(error)) this.closedUntil.clear();
-          },
+          () => this.answered(),
+          (error: unknown) => this.failed(error),
         ),
       ),
     );
@@ -273,7 +272,8 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
 
   /**
    * Runs the script for a key (carrying its pending successes) within the time budget, or falls back.
-   * While Redis is marked unavailable the fallback answers at once, synchronously.
+   * While Redis is marked unavailable the fallback answers at once, synchronously. When it is tried again
+   * after an outage, the circuits that opened here meanwhile are written back first.
    */
   private run<R>(
     key: string,
@@ -285,15 +285,27 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
     fallback: () => R,
   ): R | Promise<R> {
     if (this.availability.skip) return fallback();
+    if (this.availability.isDegraded) {
+      return this.writeBack().then((back) =>
+        back ? this.attempt(key, policy, now, op, args, parse, fallback) : fallback(),
+      );
+    }
+    return this.attempt(key, policy, now, op, args, parse, fallback);
+  }
+
+  private attempt<R>(
+    key: string,
+    policy: CircuitPolicy,
+    now: number,
+    op: string,
+    args: (string | number)[],
+    parse: (reply: ScriptReply) => R,
+    fallback: () => R,
+  ): Promise<R> {
     const pending = this.pending.take(key);
     return this.send(key, policy, now, op, args, pending).then(
       async (reply): Promise<R> => {
-        if (this.availability.answered()) {
-          // Back after an outage: first tell the fleet what opened here meanwhile; if this very circuit
-          // did, ask again, so this call sees it open too.
-          const written = await this.resync();
-          if (written.has(key) && op === 'acquire') return this.run(key, policy, now, op, args, parse, fallback);
-        }
+        this.answered();
         const parsed = parse(reply);
         const transition = transitionOf(parsed);
         if (transition?.to === 'open' && policy.breakDurationGenerator) {
@@ -302,10 +314,22 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
         return parsed;
       },
       (error: unknown) => {
-        if (this.availability.failed(error)) this.closedUntil.clear();
+        this.failed(error);
         return fallback();
       },
     );
+  }
+
+  private answered(): void {
+    // Back after an outage: the circuits kept here follow Redis again.
+    if (this.availability.answered()) {
+      for (const key of this.touchedLocally.keys()) this.local.delete(key);
+      this.touchedLocally.clear();
+    }
+  }
+
+  private failed(error: unknown): void {
+    if (this.availability.failed(error)) this.closedUntil.clear();
   }
 
   /** The script opened with the fixed break; a generator's break replaces it (same generation only). */
@@ -392,22 +416,34 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
     }
   }
 
-  /** After an outage: circuits that opened here tell the fleet; the rest follow Redis again. */
-  private async resync(): Promise<Set<string>> {
-    const touched = [...this.touchedLocally.entries()];
-    this.touchedLocally.clear();
-    const written = new Set<string>();
-    const imports: Promise<void>[] = [];
-    for (const [key, policy] of touched) {
+  /**
+   * Before Redis decides anything again after an outage, the circuits that opened (or were isolated) here
+   * meanwhile are written to it, so that no call — in this process or another — passes one of them while
+   * Redis does not know, and a manual change sent as Redis returns is not undone by the write-back.
+   * Every call made meanwhile waits for the same write-back. False when Redis does not answer it: the
+   * local circuits are kept and the outage mode answers.
+   */
+  private writeBack(): Promise<boolean> {
+    this.recovering ??= this.writeBackOpenings().finally(() => (this.recovering = undefined));
+    return this.recovering;
+  }
+
+  private async writeBackOpenings(): Promise<boolean> {
+    const openings: [string, CircuitPolicy, CircuitSnapshot][] = [];
+    for (const [key, policy] of this.touchedLocally) {
       const snapshot = this.local.exportSnapshot(key, policy);
-      this.local.delete(key);
-      if (snapshot.state === 'open' || snapshot.state === 'isolated') {
-        written.add(key);
-        imports.push(this.importSnapshot(key, policy, snapshot).catch(() => undefined));
-      }
+      if (snapshot.state === 'open' || snapshot.state === 'isolated') openings.push([key, policy, snapshot]);
     }
-    await Promise.all(imports);
-    return written;
+    // Nothing to tell: the call itself finds out whether Redis is back.
+    if (openings.length === 0) return true;
+    try {
+      await Promise.all(openings.map(([key, policy, snapshot]) => this.importSnapshot(key, policy, snapshot)));
+    } catch (error) {
+      this.failed(error);
+      return false;
+    }
+    this.answered();
+    return true;
   }
 }
 

@@ -1,7 +1,12 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
-import { BrokenCircuitError, ResiliencePipelineBuilder, type ResiliencePipeline } from '../../src/index.js';
+import {
+  BrokenCircuitError,
+  CircuitBreakerManualControl,
+  ResiliencePipelineBuilder,
+  type ResiliencePipeline,
+} from '../../src/index.js';
 import { RedisCircuitBreakerStateStore } from '../../src/redis/index.js';
 import { RedisFaultProxy } from './redis-fault.proxy.js';
 import { ready, redisClient, uniquePrefix } from './redis-test.utils.js';
@@ -25,6 +30,7 @@ interface Harness {
   client: Redis;
   store: RedisCircuitBreakerStateStore;
   pipeline: ResiliencePipeline<string>;
+  control: CircuitBreakerManualControl;
   warnings: string[];
   logs: string[];
   keyPrefix: string;
@@ -56,11 +62,16 @@ async function harness(label: string): Promise<Harness> {
     logger: { warn: (m) => void warnings.push(m), log: (m) => void logs.push(m) },
   });
   cleanups.push(() => store.flush());
-  const pipeline = breakerOn(store, circuitKey);
-  return { proxy, client, store, pipeline, warnings, logs, keyPrefix, circuitKey };
+  const control = new CircuitBreakerManualControl();
+  const pipeline = breakerOn(store, circuitKey, control);
+  return { proxy, client, store, pipeline, control, warnings, logs, keyPrefix, circuitKey };
 }
 
-function breakerOn(store: RedisCircuitBreakerStateStore, circuitKey: string): ResiliencePipeline<string> {
+function breakerOn(
+  store: RedisCircuitBreakerStateStore,
+  circuitKey: string,
+  manualControl?: CircuitBreakerManualControl,
+): ResiliencePipeline<string> {
   return new ResiliencePipelineBuilder<string>()
     .addCircuitBreaker({
       kind: 'consecutive',
@@ -68,6 +79,7 @@ function breakerOn(store: RedisCircuitBreakerStateStore, circuitKey: string): Re
       breakDuration: 60_000,
       stateStore: store,
       circuitKey,
+      manualControl,
     })
     .build();
 }
@@ -175,9 +187,9 @@ describe('Redis circuit store under network faults (TCP proxy)', () => {
 
     h.proxy.heal();
     await pause(RETRY_INTERVAL + 20);
-    // The next call reaches Redis again: the store says it is back and writes the open circuit back.
-    // That call itself is decided by Redis's state, which does not know of the local opening yet.
-    await h.pipeline.execute(ok).catch(() => undefined);
+    // The next call reaches Redis again: the store says it is back, writes the open circuit back, and
+    // that call too is refused by the circuit opened here.
+    await expect(h.pipeline.execute(ok)).rejects.toBeInstanceOf(BrokenCircuitError);
     const resynced = await eventually(() =>
       other.pipeline.execute(ok).then(
         () => false,
@@ -189,6 +201,65 @@ describe('Redis circuit store under network faults (TCP proxy)', () => {
     expect(h.store.isDegraded).toBe(false);
     expect(h.logs).toEqual(['Redis circuit-breaker store is back.']);
     expect(h.warnings).toHaveLength(1);
+  });
+
+  it('a retry that finds Redis still away keeps the circuit opened here: it stays open, within the budget', async () => {
+    const h = await harness('resync-still-down');
+    await h.pipeline.execute(ok);
+    h.proxy.blackhole();
+    await expect(h.pipeline.execute(fail)).rejects.toBe(down);
+    await expect(h.pipeline.execute(fail)).rejects.toBe(down);
+    await pause(RETRY_INTERVAL + 20);
+    // Redis is tried again (the write-back of the opening goes unanswered) and the local circuit decides.
+    const retried = await timed(() => h.pipeline.execute(ok));
+    expect(retried.result).toBeInstanceOf(BrokenCircuitError);
+    expect(retried.ms).toBeLessThan(WITHIN_BUDGET);
+    expect(h.store.isDegraded).toBe(true);
+    expect(h.logs).toEqual([]);
+    // Once Redis answers, the opening reaches it.
+    h.proxy.heal();
+    await pause(RETRY_INTERVAL + 20);
+    await expect(h.pipeline.execute(ok)).rejects.toBeInstanceOf(BrokenCircuitError);
+    const other = await directView(h);
+    await expect(other.pipeline.execute(ok)).rejects.toBeInstanceOf(BrokenCircuitError);
+    expect(h.warnings).toHaveLength(1);
+  });
+
+  it('recovery: calls already on their way when Redis answers again are refused by a circuit opened here meanwhile', async () => {
+    const h = await harness('resync-concurrent');
+    const other = await directView(h);
+    await h.pipeline.execute(ok);
+    h.proxy.blackhole();
+    await expect(h.pipeline.execute(fail)).rejects.toBe(down);
+    await expect(h.pipeline.execute(fail)).rejects.toBe(down);
+    await expect(h.pipeline.execute(ok)).rejects.toBeInstanceOf(BrokenCircuitError);
+
+    h.proxy.heal();
+    await pause(RETRY_INTERVAL + 20);
+    const calls = await Promise.allSettled(Array.from({ length: 5 }, () => h.pipeline.execute(ok)));
+    expect(
+      calls.map((c) => (c.status === 'rejected' && c.reason instanceof BrokenCircuitError ? 'refused' : c)),
+    ).toEqual(Array.from({ length: 5 }, () => 'refused'));
+    // Written back before any of them was decided: the fleet sees it open at once.
+    await expect(other.pipeline.execute(ok)).rejects.toBeInstanceOf(BrokenCircuitError);
+    expect(h.store.isDegraded).toBe(false);
+    expect(h.logs).toEqual(['Redis circuit-breaker store is back.']);
+  });
+
+  it('recovery: a manual close sent as Redis answers again is not undone by the write-back of the local opening', async () => {
+    const h = await harness('resync-close');
+    const other = await directView(h);
+    await h.pipeline.execute(ok);
+    h.proxy.blackhole();
+    await expect(h.pipeline.execute(fail)).rejects.toBe(down);
+    await expect(h.pipeline.execute(fail)).rejects.toBe(down);
+    await expect(h.pipeline.execute(ok)).rejects.toBeInstanceOf(BrokenCircuitError);
+
+    h.proxy.heal();
+    await pause(RETRY_INTERVAL + 20);
+    await h.control.close();
+    await expect(h.pipeline.execute(ok)).resolves.toBe('ok');
+    await expect(other.pipeline.execute(ok)).resolves.toBe('ok');
   });
 
   it.each([
