@@ -96,7 +96,7 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
   private readonly availability: RedisAvailability;
   private readonly touchedLocally = new Map<string, CircuitPolicy>();
   /** The write-back of local openings in progress after an outage, shared by every call meanwhile. */
-  private recovering?: Promise<boolean>;
+  private recovering?: Promise<void>;
 
   constructor(private readonly options: RedisCircuitBreakerStateStoreOptions) {
     this.client = options.client;
@@ -244,11 +244,11 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
     const batches = this.pending.takeAll();
     if (batches.length === 0) return;
     if (this.availability.skip) return; // Redis is away: these successes would only lower failure ratios late
-    if (this.availability.isDegraded && !(await this.writeBack())) return;
+    const writtenBack = this.writeBackIfRecovering();
     const now = this.time.now();
     await Promise.all(
       batches.map(({ key, policy, payload }) =>
-        this.send(key, policy, now, 'export', [], payload).then(
+        afterWriteBack(this.send(key, policy, now, 'export', [], payload), writtenBack).then(
           () => this.answered(),
           (error: unknown) => this.failed(error),
         ),
@@ -272,8 +272,7 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
 
   /**
    * Runs the script for a key (carrying its pending successes) within the time budget, or falls back.
-   * While Redis is marked unavailable the fallback answers at once, synchronously. When it is tried again
-   * after an outage, the circuits that opened here meanwhile are written back first.
+   * While Redis is marked unavailable the fallback answers at once, synchronously.
    */
   private run<R>(
     key: string,
@@ -285,25 +284,9 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
     fallback: () => R,
   ): R | Promise<R> {
     if (this.availability.skip) return fallback();
-    if (this.availability.isDegraded) {
-      return this.writeBack().then((back) =>
-        back ? this.attempt(key, policy, now, op, args, parse, fallback) : fallback(),
-      );
-    }
-    return this.attempt(key, policy, now, op, args, parse, fallback);
-  }
-
-  private attempt<R>(
-    key: string,
-    policy: CircuitPolicy,
-    now: number,
-    op: string,
-    args: (string | number)[],
-    parse: (reply: ScriptReply) => R,
-    fallback: () => R,
-  ): Promise<R> {
+    const writtenBack = this.writeBackIfRecovering();
     const pending = this.pending.take(key);
-    return this.send(key, policy, now, op, args, pending).then(
+    return afterWriteBack(this.send(key, policy, now, op, args, pending), writtenBack).then(
       async (reply): Promise<R> => {
         this.answered();
         const parsed = parse(reply);
@@ -417,34 +400,33 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
   }
 
   /**
-   * Before Redis decides anything again after an outage, the circuits that opened (or were isolated) here
-   * meanwhile are written to it, so that no call — in this process or another — passes one of them while
-   * Redis does not know, and a manual change sent as Redis returns is not undone by the write-back.
-   * Every call made meanwhile waits for the same write-back. False when Redis does not answer it: the
-   * local circuits are kept and the outage mode answers.
+   * When Redis is tried again after an outage, the circuits that opened (or were isolated) here meanwhile
+   * are written back to it — sent ahead of the call that tries, so Redis decides that call, and every later
+   * one, knowing them: no call of this process or another passes such a circuit, and a manual change sent
+   * as Redis returns is not undone by the write-back. Calls made meanwhile share the write-back; it counts
+   * as answered only with theirs, within the same time budget. Until then the local circuits are kept.
    */
-  private writeBack(): Promise<boolean> {
+  private writeBackIfRecovering(): Promise<void> | undefined {
+    if (!this.availability.isDegraded) return undefined;
     this.recovering ??= this.writeBackOpenings().finally(() => (this.recovering = undefined));
     return this.recovering;
   }
 
-  private async writeBackOpenings(): Promise<boolean> {
-    const openings: [string, CircuitPolicy, CircuitSnapshot][] = [];
+  private async writeBackOpenings(): Promise<void> {
+    const imports: Promise<void>[] = [];
     for (const [key, policy] of this.touchedLocally) {
       const snapshot = this.local.exportSnapshot(key, policy);
-      if (snapshot.state === 'open' || snapshot.state === 'isolated') openings.push([key, policy, snapshot]);
+      if (snapshot.state === 'open' || snapshot.state === 'isolated') {
+        imports.push(this.importSnapshot(key, policy, snapshot));
+      }
     }
-    // Nothing to tell: the call itself finds out whether Redis is back.
-    if (openings.length === 0) return true;
-    try {
-      await Promise.all(openings.map(([key, policy, snapshot]) => this.importSnapshot(key, policy, snapshot)));
-    } catch (error) {
-      this.failed(error);
-      return false;
-    }
-    this.answered();
-    return true;
+    await Promise.all(imports);
   }
+}
+
+/** The reply of a script call sent after a write-back, once both are answered (either failure fails it). */
+function afterWriteBack(sent: Promise<ScriptReply>, writtenBack: Promise<void> | undefined): Promise<ScriptReply> {
+  return writtenBack ? Promise.all([sent, writtenBack]).then(([reply]) => reply) : sent;
 }
 
 function transitionOf(parsed: unknown): CircuitTransition | undefined {
