@@ -42,7 +42,10 @@ export interface RedisConnection {
   readonly client: Redis | Cluster;
   /** What kind of deployment it talks to, for log lines (never the addresses). */
   readonly topology: 'server' | 'cluster' | 'sentinel' | 'client';
-  /** Resolves once connected, or with the error that prevented it (the stores fall back meanwhile). */
+  /**
+   * Resolves once connected, or with the first error of the attempt (the stores fall back meanwhile, and
+   * the client keeps reconnecting on its own): it never waits for an unreachable Redis.
+   */
   connect(): Promise<unknown>;
   /** Closes a connection opened here; leaves a given client open. */
   close(): Promise<void>;
@@ -118,6 +121,7 @@ export function openRedisConnection(options: RedisConnectionOptions): RedisConne
       close: () => Promise.resolve(),
     };
   }
+  // Stryker disable next-line MethodExpression,ArithmeticOperator: equivalent — only the pace of the reconnection attempts (50 ms more each, at most 500 ms) changes; no behaviour promises more than reconnecting on its own
   const reconnect = (attempt: number) => Math.min(50 * attempt, 500);
   let client: Redis | Cluster;
   let topology: RedisConnection['topology'];
@@ -179,10 +183,16 @@ export function openRedisConnection(options: RedisConnectionOptions): RedisConne
     client,
     topology,
     connect: () =>
-      client.connect().then(
-        () => undefined,
-        (error: unknown) => error,
-      ),
+      new Promise<unknown>((resolve) => {
+        // A client that retries on its own (Sentinels that cannot be reached) never settles connect():
+        // its first error event tells the attempt failed.
+        const settle = (error: unknown): void => {
+          client.off('error', settle);
+          resolve(error);
+        };
+        client.once('error', settle);
+        client.connect().then(() => settle(undefined), settle);
+      }),
     close: async () => {
       if (client.status === 'ready') await client.quit().catch(() => undefined);
       client.disconnect(); // also stops reconnecting
@@ -193,7 +203,7 @@ export function openRedisConnection(options: RedisConnectionOptions): RedisConne
 function parseNode(node: unknown): RedisNodeAddress | undefined {
   if (typeof node === 'string') {
     const match = /^(.+):(\d{1,5})$/.exec(node.trim());
-    return match ? { host: match[1].replace(/^\[(.*)\]$/, '$1'), port: Number(match[2]) } : undefined;
+    return match ? parseNode({ host: match[1].replace(/^\[(.*)\]$/, '$1'), port: Number(match[2]) }) : undefined;
   }
   if (node && typeof node === 'object') {
     const { host, port } = node as Partial<RedisNodeAddress>;
