@@ -82,7 +82,7 @@ export class RedisRateLimiter implements RateLimiter {
         this.availability.answered();
         return Number(allowed) === 1
           ? ADMITTED
-          : { acquired: false, retryAfter: Math.max(0, Number(retryAfter)), release: () => undefined };
+          : { acquired: false, retryAfter: Number(retryAfter), release: () => undefined };
       },
       (error: unknown) => {
         this.availability.failed(error);
