@@ -312,7 +312,9 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
   }
 
   private failed(error: unknown): void {
-    if (this.availability.failed(error)) this.closedUntil.clear();
+    this.availability.failed(error);
+    // What was seen closed may no longer be: the cache is not trusted across a failure.
+    this.closedUntil.clear();
   }
 
   /** The script opened with the fixed break; a generator's break replaces it (same generation only). */

@@ -7,7 +7,7 @@ import {
   ResiliencePipelineBuilder,
   type ResiliencePipeline,
 } from '../../src/index.js';
-import { RedisCircuitBreakerStateStore } from '../../src/redis/index.js';
+import { RedisCircuitBreakerStateStore, type RedisCircuitBreakerStateStoreOptions } from '../../src/redis/index.js';
 import { RedisFaultProxy } from './redis-fault.proxy.js';
 import { ready, redisClient, uniquePrefix } from './redis-test.utils.js';
 
@@ -33,6 +33,8 @@ interface Harness {
   control: CircuitBreakerManualControl;
   warnings: string[];
   logs: string[];
+  /** What `onAvailabilityChange` was told, in order. */
+  changes: [boolean, unknown][];
   keyPrefix: string;
   circuitKey: string;
 }
@@ -43,7 +45,10 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function harness(label: string): Promise<Harness> {
+async function harness(
+  label: string,
+  options: Partial<Pick<RedisCircuitBreakerStateStoreOptions, 'operationTimeout' | 'localCacheTtl'>> = {},
+): Promise<Harness> {
   const proxy = await RedisFaultProxy.start(process.env.REDIS_URL!);
   cleanups.push(() => proxy.close());
   const client = redisClient({ url: proxy.url, retryDelay: 20 });
@@ -52,6 +57,7 @@ async function harness(label: string): Promise<Harness> {
   await ready(client);
   const warnings: string[] = [];
   const logs: string[] = [];
+  const changes: [boolean, unknown][] = [];
   const keyPrefix = uniquePrefix(label);
   const circuitKey = 'orders';
   const store = new RedisCircuitBreakerStateStore({
@@ -60,11 +66,13 @@ async function harness(label: string): Promise<Harness> {
     operationTimeout: BUDGET,
     retryInterval: RETRY_INTERVAL,
     logger: { warn: (m) => void warnings.push(m), log: (m) => void logs.push(m) },
+    onAvailabilityChange: (available, error) => void changes.push([available, error]),
+    ...options,
   });
   cleanups.push(() => store.flush());
   const control = new CircuitBreakerManualControl();
   const pipeline = breakerOn(store, circuitKey, control);
-  return { proxy, client, store, pipeline, control, warnings, logs, keyPrefix, circuitKey };
+  return { proxy, client, store, pipeline, control, warnings, logs, changes, keyPrefix, circuitKey };
 }
 
 function breakerOn(
@@ -127,7 +135,7 @@ const fail = () => Promise.reject(down);
 
 describe('Redis circuit store under network faults (TCP proxy)', () => {
   it('latency below the budget: calls go to Redis and the store stays healthy', async () => {
-    const h = await harness('slow-ok');
+    const h = await harness('slow-ok', { operationTimeout: 2_000 }); // far above the latency, even under load
     h.proxy.setLatency(10);
     await expect(h.pipeline.execute(fail)).rejects.toBe(down);
     await expect(h.pipeline.execute(fail)).rejects.toBe(down);
@@ -201,6 +209,47 @@ describe('Redis circuit store under network faults (TCP proxy)', () => {
     expect(h.store.isDegraded).toBe(false);
     expect(h.logs).toEqual(['Redis circuit-breaker store is back.']);
     expect(h.warnings).toHaveLength(1);
+    expect(h.changes).toEqual([
+      [false, expect.objectContaining({ message: `no answer within ${BUDGET} ms` })],
+      [true, undefined],
+    ]);
+  });
+
+  it('after a recovery the circuits kept here are forgotten: the next outage starts afresh and writes back nothing stale', async () => {
+    const h = await harness('resync-forget');
+    const other = await directView(h);
+    await h.pipeline.execute(ok);
+    h.proxy.blackhole();
+    await expect(h.pipeline.execute(fail)).rejects.toBe(down);
+    await expect(h.pipeline.execute(fail)).rejects.toBe(down);
+    h.proxy.heal();
+    await pause(RETRY_INTERVAL + 20);
+    await expect(h.pipeline.execute(ok)).rejects.toBeInstanceOf(BrokenCircuitError); // written back
+    await h.control.close(); // closed again, in Redis
+    await expect(other.pipeline.execute(ok)).resolves.toBe('ok');
+
+    h.proxy.blackhole();
+    // A new outage: the local circuit starts closed, not as the last outage left it.
+    await expect(h.pipeline.execute(ok)).resolves.toBe('ok');
+    h.proxy.heal();
+    await pause(RETRY_INTERVAL + 20);
+    await expect(h.pipeline.execute(ok)).resolves.toBe('ok');
+    await expect(other.pipeline.execute(ok)).resolves.toBe('ok');
+    expect(h.warnings).toHaveLength(2);
+    expect(h.logs).toHaveLength(2);
+  });
+
+  it('with the read-through cache, an outage noticed on one circuit stops serving every other circuit from the cache', async () => {
+    const h = await harness('cache-outage', { localCacheTtl: 60_000 });
+    const payments = breakerOn(h.store, 'payments');
+    await h.pipeline.execute(ok);
+    await payments.execute(ok); // both seen closed: served from memory from now on
+    h.proxy.blackhole();
+    await expect(h.pipeline.execute(fail)).rejects.toBe(down); // noticed here (times out), counted locally
+    // payments is no longer answered from the cache: its failures count in the local circuit.
+    await expect(payments.execute(fail)).rejects.toBe(down);
+    await expect(payments.execute(fail)).rejects.toBe(down);
+    await expect(payments.execute(ok)).rejects.toBeInstanceOf(BrokenCircuitError);
   });
 
   it('a retry that finds Redis still away keeps the circuit opened here: it stays open, within the budget', async () => {
