@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import type { Redis } from 'ioredis';
 import { toCircuitPolicy } from '../../src/core/circuit-breaker/circuit-breaker.strategy.js';
+import type { CircuitPolicy } from '../../src/core/index.js';
 import { RedisCircuitBreakerStateStore } from '../../src/redis/index.js';
 import { commandArb, configArb, runScenario } from '../contracts/circuit-breaker.contract.js';
 import { ready, redisClient, uniquePrefix } from './redis-test.utils.js';
@@ -92,6 +93,47 @@ describe('Redis circuit-breaker state store', () => {
     const keys = (await c.keys(`${prefix}:*`)).sort();
     expect(keys).toEqual([`${prefix}:cb:{orders/circuit-breaker}`]);
     for (const key of keys) expect(await c.pttl(key)).toBeGreaterThan(10_000);
+  });
+
+  it('gives every circuit key an expiry: a minute at least, twice the sampling duration, and an open circuit its break on top', async () => {
+    const prefix = uniquePrefix('expiry');
+    const c = clients[0];
+    const store = new RedisCircuitBreakerStateStore({ client: c, keyPrefix: prefix, operationTimeout: SLACK });
+    const now = 1_000_000;
+    /** One failure (the circuit is written), then the key's time to live. */
+    const failOnce = async (key: string, policy: CircuitPolicy): Promise<number> => {
+      const { permit } = await store.acquire(key, policy, now);
+      await store.record(key, policy, permit!, 'failure', now);
+      return c.pttl(store.keyFor(key));
+    };
+    const within = (ttl: number, expected: number) => {
+      expect(ttl).toBeGreaterThan(expected - 5_000);
+      expect(ttl).toBeLessThanOrEqual(expected);
+    };
+    const closedOnly = { failureThreshold: 3, minimumThroughput: 100, breakDuration: 1_000, maxHalfOpenWait: 500 };
+    within(await failOnce('short', toCircuitPolicy({ kind: 'consecutive', ...closedOnly })), 60_000);
+    within(
+      await failOnce('sampled', toCircuitPolicy({ kind: 'time-window', samplingDuration: 100_000, ...closedOnly })),
+      200_000,
+    );
+    within(
+      await failOnce('slow', toCircuitPolicy({ kind: 'slow-call', samplingDuration: 40_000, ...closedOnly })),
+      80_000,
+    );
+    // Closed: twice the break plus the half-open wait (here above a minute); open: the rest of the break on top.
+    const long = toCircuitPolicy({
+      kind: 'consecutive',
+      failureThreshold: 2,
+      breakDuration: 50_000,
+      maxHalfOpenWait: 10_000,
+    });
+    within(await failOnce('long', long), 110_000);
+    within(await failOnce('long', long), 170_000);
+  });
+
+  it('names keys under the nest-resilience prefix by default', () => {
+    const store = new RedisCircuitBreakerStateStore({ client: clients[0] });
+    expect(store.keyFor('orders/circuit-breaker')).toBe('nest-resilience:cb:{orders/circuit-breaker}');
   });
 
   it('sends closed-path successes with the next call: one script call per call', async () => {
