@@ -1,6 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 import { RedisAvailability, type StoreLogger } from './redis-availability.js';
-import { withTimeout } from './redis.util.js';
+import { DEFAULT_OPERATION_TIMEOUT, withTimeout } from './redis.util.js';
 import {
   InMemoryCircuitBreakerStateStore,
   systemTimeProvider,
@@ -101,7 +101,7 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
   constructor(private readonly options: RedisCircuitBreakerStateStoreOptions) {
     this.client = options.client;
     this.prefix = options.keyPrefix ?? 'nest-resilience';
-    this.operationTimeout = options.operationTimeout ?? 100;
+    this.operationTimeout = options.operationTimeout ?? DEFAULT_OPERATION_TIMEOUT;
     this.outageMode = options.outageMode ?? 'local';
     this.cacheTtl = options.localCacheTtl ?? 0;
     this.time = options.timeProvider ?? systemTimeProvider;

@@ -1,5 +1,6 @@
 import { Cluster, Redis } from 'ioredis';
 import { OptionsValidator } from '../core/index.js';
+import { withTimeout } from './redis.util.js';
 
 /** A Redis server's address. @publicApi */
 export interface RedisNodeAddress {
@@ -47,8 +48,11 @@ export interface RedisConnection {
    * the client keeps reconnecting on its own): it never waits for an unreachable Redis.
    */
   connect(): Promise<unknown>;
-  /** Closes a connection opened here; leaves a given client open. */
-  close(): Promise<void>;
+  /**
+   * Closes a connection opened here, waiting at most `grace` ms for Redis to acknowledge (a partitioned
+   * Redis never does); leaves a given client open.
+   */
+  close(grace: number): Promise<void>;
 }
 
 const TOPOLOGY_KEYS = ['url', 'cluster', 'sentinels', 'client'] as const;
@@ -193,8 +197,8 @@ export function openRedisConnection(options: RedisConnectionOptions): RedisConne
         client.once('error', settle);
         client.connect().then(() => settle(undefined), settle);
       }),
-    close: async () => {
-      if (client.status === 'ready') await client.quit().catch(() => undefined);
+    close: async (grace) => {
+      if (client.status === 'ready') await withTimeout(client.quit(), grace).catch(() => undefined);
       client.disconnect(); // also stops reconnecting
     },
   };

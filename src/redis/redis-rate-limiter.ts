@@ -1,5 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
-import { withTimeout } from './redis.util.js';
+import { DEFAULT_OPERATION_TIMEOUT, withTimeout } from './redis.util.js';
 import { randomUUID } from 'node:crypto';
 import {
   createRateLimiter,
@@ -77,7 +77,7 @@ export class RedisRateLimiter implements RateLimiter {
     const partition = this.options.partitionKey?.(context) ?? '';
     const now = this.time.now();
     if (this.availability.skip) return this.fallback(partition, context);
-    return withTimeout(this.call(partition, now), this.options.operationTimeout ?? 100).then(
+    return withTimeout(this.call(partition, now), this.options.operationTimeout ?? DEFAULT_OPERATION_TIMEOUT).then(
       ([allowed, retryAfter]) => {
         this.availability.answered();
         return Number(allowed) === 1
