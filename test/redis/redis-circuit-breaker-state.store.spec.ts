@@ -5,6 +5,7 @@ import { toCircuitPolicy } from '../../src/core/circuit-breaker/circuit-breaker.
 import type { CircuitPolicy } from '../../src/core/index.js';
 import { RedisCircuitBreakerStateStore } from '../../src/redis/index.js';
 import { commandArb, configArb, runScenario } from '../contracts/circuit-breaker.contract.js';
+import { FakeTimeProvider } from '../../src/testing/index.js';
 import { ready, redisClient, uniquePrefix } from './redis-test.utils.js';
 
 /** A generous operation timeout: these tests are about decisions, not how fast a loaded machine answers. */
@@ -170,6 +171,46 @@ describe('Redis circuit-breaker state store', () => {
     } finally {
       (c as unknown as { nestResilienceCircuit: unknown }).nestResilienceCircuit = original;
     }
+  });
+
+  it.each([
+    ['flushInterval (default 100 ms)', {}, 100],
+    ['flushInterval', { flushInterval: 250 }, 250],
+    ['localCacheTtl when it is longer', { flushInterval: 100, localCacheTtl: 400 }, 400],
+  ])('sends the successes no later call carried after %s, on its clock', async (_, options, after) => {
+    const prefix = uniquePrefix('flush');
+    const time = new FakeTimeProvider(Date.now());
+    const store = new RedisCircuitBreakerStateStore({
+      client: clients[0],
+      keyPrefix: prefix,
+      operationTimeout: SLACK,
+      timeProvider: time,
+      ...options,
+    });
+    const view = new RedisCircuitBreakerStateStore({
+      client: clients[0],
+      keyPrefix: prefix,
+      operationTimeout: SLACK,
+      timeProvider: time,
+    });
+    const policy = toCircuitPolicy({ kind: 'time-window', samplingDuration: 60_000, minimumThroughput: 100 });
+    const successes = async () => {
+      const { metrics } = await view.exportSnapshot('k', policy);
+      return metrics.kind === 'time-window' ? metrics.windows.reduce((n, [, ok]) => n + ok, 0) : -1;
+    };
+    const permits = [];
+    for (let i = 0; i < 3; i++) permits.push((await store.acquire('k', policy, time.now())).permit!);
+    for (const permit of permits) expect(store.record('k', policy, permit, 'success', time.now())).toBeUndefined();
+    time.advance(after - 1);
+    await new Promise((resolve) => setTimeout(resolve, 50)); // a flush would have reached Redis by now
+    expect(await successes()).toBe(0);
+    time.advance(1);
+    let seen = 0;
+    for (let i = 0; i < 100 && seen === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      seen = await successes();
+    }
+    expect(seen).toBe(3);
   });
 
   it('serves closed circuits from its read-through cache for localCacheTtl, seeing an opening elsewhere within that bound', async () => {
