@@ -3,6 +3,7 @@ import { RedisAvailability, type StoreLogger } from './redis-availability.js';
 import { DEFAULT_OPERATION_TIMEOUT, withTimeout } from './redis.util.js';
 import {
   InMemoryCircuitBreakerStateStore,
+  MAX_TIMER_DELAY,
   systemTimeProvider,
   type CircuitAcquireResult,
   type CircuitBreakerStateStore,
@@ -324,15 +325,18 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
     reply: ScriptReply,
     t: CircuitTransition,
   ): Promise<void> {
-    const generation = Number(reply[typeof reply[0] === 'number' ? 2 : 1]);
+    // An acquire's reply starts with `admitted` (a number), the others' with the state.
+    const acquired = typeof reply[0] === 'number';
+    const generation = Number(reply[acquired ? 2 : 1]);
     const generated = policy.breakDurationGenerator!({
       failureCount: t.health?.failures ?? 0,
       failureRatio: t.health?.failureRatio ?? 0,
-      halfOpenAttempts: t.reason === 'failure-threshold' ? 0 : 1,
+      halfOpenAttempts: Number(reply[(acquired ? 6 : 2) + 6]),
     });
     if (typeof generated !== 'number' || !(generated >= 0)) return;
-    (t as { breakDuration?: number }).breakDuration = generated;
-    await this.send(key, policy, this.time.now(), 'setBreak', [generation, Math.round(generated)]).catch(
+    const duration = Math.min(generated, MAX_TIMER_DELAY);
+    (t as { breakDuration?: number }).breakDuration = duration;
+    await this.send(key, policy, this.time.now(), 'setBreak', [generation, Math.round(duration)]).catch(
       () => undefined,
     );
   }
