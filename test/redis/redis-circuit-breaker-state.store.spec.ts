@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import type { Redis } from 'ioredis';
 import { toCircuitPolicy } from '../../src/core/circuit-breaker/circuit-breaker.strategy.js';
-import type { CircuitPolicy } from '../../src/core/index.js';
+import { InMemoryCircuitBreakerStateStore, type CircuitPolicy } from '../../src/core/index.js';
 import { RedisCircuitBreakerStateStore } from '../../src/redis/index.js';
 import { commandArb, configArb, runScenario } from '../contracts/circuit-breaker.contract.js';
 import { FakeTimeProvider } from '../../src/testing/index.js';
@@ -260,6 +260,42 @@ describe('Redis circuit-breaker state store', () => {
       broken.disconnect();
     }
   });
+
+  it.each(['consecutive', 'count-window', 'time-window', 'slow-call'] as const)(
+    'exports a %s circuit as the in-memory store does, and imports it back as it was',
+    async (kind) => {
+      const prefix = uniquePrefix(`export-${kind}`);
+      const policy = toCircuitPolicy({
+        kind,
+        failureThreshold: 5,
+        failureRatio: 0.9,
+        minimumThroughput: 50,
+        windowSize: 4,
+        samplingDuration: 10_000,
+        breakDuration: 30_000,
+      });
+      const redis = new RedisCircuitBreakerStateStore({
+        client: clients[0],
+        keyPrefix: prefix,
+        operationTimeout: SLACK,
+        timeProvider: new FakeTimeProvider(107_500), // the last outcome's time: nothing has left the window
+      });
+      const memory = new InMemoryCircuitBreakerStateStore();
+      const outcomes = ['failure', 'success', 'failure', 'failure', 'success', 'failure'] as const;
+      for (const [i, outcome] of outcomes.entries()) {
+        const at = 100_000 + i * 1_500;
+        for (const store of [redis, memory]) {
+          const { permit } = await store.acquire('k', policy, at);
+          await store.record('k', policy, permit!, outcome, at);
+        }
+      }
+      await redis.flush();
+      const exported = await redis.exportSnapshot('k', policy);
+      expect(exported).toEqual(memory.exportSnapshot('k', policy));
+      await redis.importSnapshot('copy', policy, exported);
+      expect(await redis.exportSnapshot('copy', policy)).toEqual({ ...exported, generation: exported.generation + 1 });
+    },
+  );
 
   it('round-trips a snapshot (a restarted process finds the circuit open)', async () => {
     const prefix = uniquePrefix('snapshot');

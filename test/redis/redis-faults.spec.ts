@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import {
   BrokenCircuitError,
   CircuitBreakerManualControl,
+  IsolatedCircuitError,
   ResiliencePipelineBuilder,
   type ResiliencePipeline,
 } from '../../src/index.js';
@@ -237,6 +238,24 @@ describe('Redis circuit store under network faults (TCP proxy)', () => {
     await expect(other.pipeline.execute(ok)).resolves.toBe('ok');
     expect(h.warnings).toHaveLength(2);
     expect(h.logs).toHaveLength(2);
+  });
+
+  it('a circuit isolated by hand during the outage stays isolated here, and is isolated for the fleet once Redis answers', async () => {
+    const h = await harness('isolate-outage');
+    const other = await directView(h);
+    await h.pipeline.execute(ok);
+    h.proxy.blackhole();
+    await expect(h.pipeline.execute(ok)).resolves.toBe('ok'); // the outage is noticed
+    await h.control.isolate(); // Redis is left alone: isolated locally, at once
+    await expect(h.pipeline.execute(ok)).rejects.toBeInstanceOf(IsolatedCircuitError);
+    await expect(other.pipeline.execute(ok)).resolves.toBe('ok');
+
+    h.proxy.heal();
+    await pause(RETRY_INTERVAL + 20);
+    await expect(h.pipeline.execute(ok)).rejects.toBeInstanceOf(IsolatedCircuitError);
+    await expect(other.pipeline.execute(ok)).rejects.toBeInstanceOf(IsolatedCircuitError);
+    await h.control.close();
+    await expect(other.pipeline.execute(ok)).resolves.toBe('ok');
   });
 
   it('with the read-through cache, an outage noticed on one circuit stops serving every other circuit from the cache', async () => {
