@@ -213,6 +213,67 @@ describe('Redis circuit-breaker state store', () => {
     expect(seen).toBe(3);
   });
 
+  it.each([
+    ['older first', [0, 1]],
+    ['newer first', [1, 0]],
+  ])(
+    'keeps the waiting successes of the current generation when one of an older generation comes %s',
+    async (_, order) => {
+      const prefix = uniquePrefix('generations');
+      const time = new FakeTimeProvider(Date.now());
+      const store = new RedisCircuitBreakerStateStore({
+        client: clients[0],
+        keyPrefix: prefix,
+        operationTimeout: SLACK,
+        timeProvider: time,
+      });
+      const policy = toCircuitPolicy({ kind: 'time-window', samplingDuration: 60_000, minimumThroughput: 100 });
+      const old = (await store.acquire('k', policy, time.now())).permit!;
+      await store.isolate('k', policy, time.now());
+      await store.close('k', policy, time.now()); // a new closed period: a new generation
+      const current = (await store.acquire('k', policy, time.now())).permit!;
+      expect(current.generation).toBeGreaterThan(old.generation);
+      const permits = [old, current];
+      for (const i of order) {
+        time.advance(1);
+        expect(store.record('k', policy, permits[i], 'success', time.now())).toBeUndefined();
+      }
+      await store.flush();
+      const { metrics } = await store.exportSnapshot('k', policy);
+      expect(metrics.kind === 'time-window' && metrics.windows.reduce((n, [, ok]) => n + ok, 0)).toBe(1);
+    },
+  );
+
+  it('carries at most windowSize waiting successes for a count window: they replace every older outcome', async () => {
+    const prefix = uniquePrefix('count-batch');
+    const time = new FakeTimeProvider(Date.now());
+    const store = new RedisCircuitBreakerStateStore({
+      client: clients[0],
+      keyPrefix: prefix,
+      operationTimeout: SLACK,
+      timeProvider: time,
+    });
+    const policy = toCircuitPolicy({ kind: 'count-window', windowSize: 3, minimumThroughput: 100 });
+    const tick = () => {
+      time.advance(1);
+      return time.now();
+    };
+    for (let i = 0; i < 3; i++) {
+      const { permit } = await store.acquire('k', policy, time.now());
+      await store.record('k', policy, permit!, 'failure', tick());
+    }
+    for (const successes of [3, 5]) {
+      const permits = [];
+      for (let i = 0; i < successes; i++) permits.push((await store.acquire('k', policy, time.now())).permit!);
+      for (const permit of permits) expect(store.record('k', policy, permit, 'success', tick())).toBeUndefined();
+      await store.flush();
+      expect((await store.exportSnapshot('k', policy)).metrics).toEqual({ kind: 'count-window', outcomes: '000' });
+      const { permit } = await store.acquire('k', policy, time.now());
+      await store.record('k', policy, permit!, 'failure', tick());
+      expect((await store.exportSnapshot('k', policy)).metrics).toEqual({ kind: 'count-window', outcomes: '001' });
+    }
+  });
+
   it('serves closed circuits from its read-through cache for localCacheTtl, seeing an opening elsewhere within that bound', async () => {
     const prefix = uniquePrefix('cache');
     const policy = toCircuitPolicy({ kind: 'consecutive', failureThreshold: 1, breakDuration: 60_000 });
