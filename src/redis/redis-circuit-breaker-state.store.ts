@@ -295,6 +295,8 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
         const transition = transitionOf(parsed);
         if (transition?.to === 'open' && policy.breakDurationGenerator) {
           await this.applyGeneratedBreak(key, policy, reply, transition);
+          // The call that opened it (a half-open wait ran out) waits the generated break too.
+          if (op === 'acquire') (parsed as { retryAfter?: number }).retryAfter = transition.breakDuration;
         }
         return parsed;
       },

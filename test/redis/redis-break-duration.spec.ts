@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Redis } from 'ioredis';
 import {
   BrokenCircuitError,
+  CircuitBreakerManualControl,
   InMemoryCircuitBreakerStateStore,
   ResiliencePipelineBuilder,
   type BreakDurationGeneratorArguments,
@@ -39,11 +40,13 @@ describe('breakDurationGenerator with the Redis store', () => {
     generator: (args: BreakDurationGeneratorArguments) => number,
     other?: CircuitBreakerStateStore,
   ) {
-    const seen: { args: BreakDurationGeneratorArguments[]; opened: number[]; retryAfter: unknown[] } = {
-      args: [],
-      opened: [],
-      retryAfter: [],
-    };
+    const seen: {
+      args: BreakDurationGeneratorArguments[];
+      opened: number[];
+      retryAfter: unknown[];
+      transitions: unknown[];
+    } = { args: [], opened: [], retryAfter: [], transitions: [] };
+    const control = new CircuitBreakerManualControl();
     const build = (s: CircuitBreakerStateStore) =>
       new ResiliencePipelineBuilder<string>({ timeProvider: time })
         .addCircuitBreaker({
@@ -56,7 +59,13 @@ describe('breakDurationGenerator with the Redis store', () => {
             seen.args.push(args);
             return generator(args);
           },
-          onOpened: ({ breakDuration }) => void seen.opened.push(breakDuration),
+          onOpened: ({ breakDuration, reason, health, isManual }) => {
+            seen.opened.push(breakDuration);
+            seen.transitions.push({ opened: reason, health, isManual });
+          },
+          onStateChange: ({ from, to, reason }) => void seen.transitions.push({ from, to, reason }),
+          maxHalfOpenWait: 60_000,
+          manualControl: s === store ? control : undefined,
           stateStore: s,
           circuitKey: 'orders',
         })
@@ -83,6 +92,20 @@ describe('breakDurationGenerator with the Redis store', () => {
     }
     time.advance(seen.opened.at(-1)!);
     await pipeline.execute(() => 'ok'); // the probe succeeds: closed
+
+    // A probe that never ends: the next call after maxHalfOpenWait opens the circuit again.
+    for (let i = 0; i < 3; i++) await pipeline.execute(() => Promise.reject(down)).catch(() => undefined);
+    time.advance(seen.opened.at(-1)!);
+    let finish: (value: string) => void = () => undefined;
+    const hung = pipeline.execute(() => new Promise<string>((resolve) => (finish = resolve)));
+    await new Promise((resolve) => setImmediate(resolve));
+    time.advance(60_000);
+    await refusal();
+    finish('late');
+    await hung.catch(() => undefined);
+
+    await control.isolate();
+    await control.close();
     return seen;
   }
 
@@ -92,8 +115,8 @@ describe('breakDurationGenerator with the Redis store', () => {
     const keyPrefix = uniquePrefix('generator');
     const time = new FakeTimeProvider(1_000_000);
     const inRedis = await journey(redisStore(keyPrefix, time), time, backoff, redisStore(keyPrefix, time));
-    expect(inMemory.args.map((a) => a.halfOpenAttempts)).toEqual([0, 1, 2, 3]);
-    expect(inMemory.opened).toEqual([2_000, 4_000, 8_000, 16_000]);
+    expect(inMemory.args.map((a) => a.halfOpenAttempts)).toEqual([0, 1, 2, 3, 0, 1]);
+    expect(inMemory.opened).toEqual([2_000, 4_000, 8_000, 16_000, 2_000, 4_000]);
     expect(inRedis).toEqual(inMemory);
   });
 
@@ -108,7 +131,7 @@ describe('breakDurationGenerator with the Redis store', () => {
     const keyPrefix = uniquePrefix('generator-odd');
     const time = new FakeTimeProvider(1_000_000);
     const inRedis = await journey(redisStore(keyPrefix, time), time, odd([...answers]));
-    expect(inMemory.opened).toEqual([1_000, 1_000, 2_147_483_647, 1_000]);
+    expect(inMemory.opened.slice(0, 4)).toEqual([1_000, 1_000, 2_147_483_647, 1_000]);
     expect(inRedis).toEqual(inMemory);
   });
 });
