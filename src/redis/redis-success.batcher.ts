@@ -45,10 +45,6 @@ export class SuccessBatcher {
     },
   ) {}
 
-  get size(): number {
-    return this.batches.size;
-  }
-
   /**
    * Adds one success of `generation`, at `at`. A batch of an older generation is dropped, and so is a success
    * of an older generation than the batch's (void anyway: the script counts only the current generation).
@@ -121,7 +117,5 @@ export class SuccessBatcher {
 }
 
 function encode(batch: Batch): SuccessPayload {
-  let groups = '';
-  for (let i = 0; i < batch.times.length; i++) groups += `${i ? ',' : ''}${batch.times[i]}:${batch.counts[i]}`;
-  return { generation: batch.generation, groups };
+  return { generation: batch.generation, groups: batch.times.map((t, i) => `${t}:${batch.counts[i]}`).join(',') };
 }
