@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import type { Redis } from 'ioredis';
 import { ResilienceContext } from '../../src/index.js';
 import { RedisRateLimiter, type RedisRateLimiterOptions } from '../../src/redis/index.js';
@@ -39,7 +39,7 @@ async function harness(options: Partial<RedisRateLimiterOptions> = {}) {
     keyPrefix: uniquePrefix('rl'),
     limit: { kind: 'sliding-window', permitLimit: 2, window: 60_000 },
     partitionKey: (ctx) => ctx.operationKey ?? '',
-    operationTimeout: BUDGET,
+    // operationTimeout: the default, BUDGET
     retryInterval: RETRY_INTERVAL,
     timeProvider: time,
     logger: { warn: (m) => void warnings.push(m), log: (m) => void logs.push(m) },
@@ -118,6 +118,36 @@ describe('distributed rate limiter: keys and answers', () => {
 });
 
 describe('distributed rate limiter when Redis does not answer', () => {
+  it('by default logs to the console and leaves Redis alone for a second', async () => {
+    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    try {
+      const broken = redisClient({ url: 'redis://127.0.0.1:1' });
+      broken.on('error', () => undefined);
+      cleanups.push(() => broken.disconnect());
+      const time = new FakeTimeProvider(Date.now());
+      const limiter = new RedisRateLimiter({
+        client: broken,
+        name: 'defaults',
+        limit: { kind: 'sliding-window', permitLimit: 5, window: 60_000 },
+        timeProvider: time,
+      });
+      expect(await acquired(limiter.acquire(as()))).toBe(true);
+      expect(warn.mock.calls).toEqual([
+        [
+          'Redis rate limiter "defaults" unavailable (Stream isn\'t writeable and enableOfflineQueue options is false); using the "local" outage mode until it is back.',
+        ],
+      ]);
+      time.advance(999);
+      expect(limiter.acquire(as())).not.toBeInstanceOf(Promise);
+      time.advance(1);
+      const retried = limiter.acquire(as());
+      expect(retried).toBeInstanceOf(Promise);
+      expect(await acquired(retried)).toBe(true);
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
   it('local (default): a limit per partition in this process, logged once; Redis left alone for retryInterval, then tried again', async () => {
     const h = await harness();
     expect(await acquired(h.limiter.acquire(as('ann')))).toBe(true); // through Redis
