@@ -293,6 +293,42 @@ describe('Redis circuit-breaker state store', () => {
     expect(fresh.state).toBe('open');
   });
 
+  it.each([
+    [
+      'an isolation by this store',
+      async (s: RedisCircuitBreakerStateStore, p: CircuitPolicy): Promise<void> => {
+        await s.isolate('k', p, 10_100);
+      },
+      'isolated',
+    ],
+    [
+      'an opening recorded by this store',
+      async (s: RedisCircuitBreakerStateStore, p: CircuitPolicy): Promise<void> => {
+        const { permit } = await s.acquire('k', p, 10_100);
+        await s.record('k', p, permit!, 'failure', 10_100);
+      },
+      'open',
+    ],
+    [
+      'an imported snapshot',
+      async (s: RedisCircuitBreakerStateStore, p: CircuitPolicy): Promise<void> =>
+        s.importSnapshot('k', p, { ...(await s.exportSnapshot('k', p)), state: 'open', blockedUntil: 70_000 }),
+      'open',
+    ],
+  ] as const)('does not serve a circuit from its cache after %s', async (_, change, expected) => {
+    const policy = toCircuitPolicy({ kind: 'consecutive', failureThreshold: 1, breakDuration: 60_000 });
+    const store = new RedisCircuitBreakerStateStore({
+      client: clients[0],
+      keyPrefix: uniquePrefix('cache-drop'),
+      localCacheTtl: 60_000,
+      operationTimeout: SLACK,
+    });
+    expect((await store.acquire('k', policy, 10_000)).state).toBe('closed'); // cached from now on
+    expect(store.acquire('k', policy, 10_050)).toMatchObject({ state: 'closed' });
+    await change(store, policy);
+    expect((await store.acquire('k', policy, 10_200)).state).toBe(expected);
+  });
+
   it('answers from its outage mode at once while Redis cannot be reached, and logs once', async () => {
     const broken = redisClient({ url: 'redis://127.0.0.1:1' });
     broken.on('error', () => undefined);
@@ -353,6 +389,7 @@ describe('Redis circuit-breaker state store', () => {
       await redis.flush();
       const exported = await redis.exportSnapshot('k', policy);
       expect(exported).toEqual(memory.exportSnapshot('k', policy));
+      expect(await redis.exportSnapshot('never-used', policy)).toEqual(memory.exportSnapshot('never-used', policy));
       await redis.importSnapshot('copy', policy, exported);
       expect(await redis.exportSnapshot('copy', policy)).toEqual({ ...exported, generation: exported.generation + 1 });
     },
