@@ -157,6 +157,7 @@ describe('store.redis connection options', () => {
 
   it("the stores' options: one problem each, unknown keys named", async () => {
     expect(await problemsOf(null)).toEqual([['', null, 'must be an object']]);
+    expect(await problemsOf('redis://127.0.0.1:6379')).toEqual([['', 'redis://127.0.0.1:6379', 'must be an object']]);
     expect(
       await problemsOf({
         url,

@@ -140,6 +140,62 @@ describe('the stores the module builds on store.redis', () => {
     expect(Date.now() - closing).toBeLessThan(10_000);
   });
 
+  it('the circuit store logs through the module and reports its outages and recoveries as telemetry', async () => {
+    const events: string[] = [];
+    const proxy = await RedisFaultProxy.start(process.env.REDIS_URL!);
+    cleanups.push(() => proxy.close());
+    const { app, warnings } = await start(
+      { url: proxy.url, keyPrefix: uniquePrefix('module-telemetry'), retryInterval: 100 },
+      { telemetryListeners: [{ write: (event) => void events.push(event.eventName) }] },
+    );
+    const logs: string[] = [];
+    jest.spyOn(Logger.prototype, 'log').mockImplementation((message: unknown) => void logs.push(String(message)));
+    const counted = pipelineOf(app, 'counted');
+    proxy.blackhole();
+    await counted.execute(() => 'ok');
+    expect(warnings).toContainEqual(
+      'Redis circuit-breaker store unavailable (no answer within 100 ms); using the "local" outage mode until it is back.',
+    );
+    proxy.heal();
+    const until = Date.now() + 3_000;
+    while (!events.includes('OnStateStoreRestored') && Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await counted.execute(() => 'ok');
+    }
+    expect(events.filter((e) => e.startsWith('OnStateStore'))).toEqual([
+      'OnStateStoreUnavailable',
+      'OnStateStoreRestored',
+    ]);
+    expect(logs).toContainEqual('Redis circuit-breaker store is back.');
+  });
+
+  it('a distributed limit with a partition key keeps one limit per partition in Redis', async () => {
+    const keyPrefix = uniquePrefix('module-partition');
+    const { app } = await start(
+      { url: process.env.REDIS_URL, keyPrefix, operationTimeout: 2_000 },
+      {
+        pipelines: {
+          perUser: {
+            rateLimiter: {
+              kind: 'sliding-window',
+              permitLimit: 1,
+              window: 60_000,
+              distributed: true,
+              partitionKey: (ctx) => ctx.operationKey ?? 'anonymous',
+            },
+          },
+        },
+      },
+    );
+    const perUser = pipelineOf(app, 'perUser');
+    const as = (user: string) => outcome(perUser.execute(() => 'ok', { operationKey: user }));
+    expect([await as('ann'), await as('bob'), await as('ann')]).toEqual(['ran', 'ran', 'limited']);
+    expect((await (await inspector()).keys(`${keyPrefix}:rl:*`)).sort()).toEqual([
+      `${keyPrefix}:rl:{perUser:rateLimiter}:ann`,
+      `${keyPrefix}:rl:{perUser:rateLimiter}:bob`,
+    ]);
+  });
+
   it('on shutdown the circuit store sends the successes still waiting before it closes the connection', async () => {
     const keyPrefix = uniquePrefix('module-flush');
     const { app } = await start({ url: process.env.REDIS_URL, keyPrefix, flushInterval: 60_000 });
