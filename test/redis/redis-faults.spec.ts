@@ -9,6 +9,7 @@ import {
   type ResiliencePipeline,
 } from '../../src/index.js';
 import { RedisCircuitBreakerStateStore, type RedisCircuitBreakerStateStoreOptions } from '../../src/redis/index.js';
+import { toCircuitPolicy } from '../../src/core/circuit-breaker/circuit-breaker.strategy.js';
 import { RedisFaultProxy } from './redis-fault.proxy.js';
 import { ready, redisClient, uniquePrefix } from './redis-test.utils.js';
 
@@ -256,6 +257,21 @@ describe('Redis circuit store under network faults (TCP proxy)', () => {
     await expect(other.pipeline.execute(ok)).rejects.toBeInstanceOf(IsolatedCircuitError);
     await h.control.close();
     await expect(other.pipeline.execute(ok)).resolves.toBe('ok');
+  });
+
+  it('flush() during an outage drops the waiting successes at once instead of waiting for Redis', async () => {
+    const h = await harness('flush-outage', { operationTimeout: 1_500 });
+    const policy = toCircuitPolicy({ kind: 'time-window', samplingDuration: 60_000, minimumThroughput: 100 });
+    const { permit } = await h.store.acquire('k', policy, Date.now()); // from Redis
+    h.proxy.blackhole();
+    expect((await h.store.acquire('other', policy, Date.now())).permit).toBeDefined(); // the outage is noticed
+    expect(h.store.record('k', policy, permit!, 'success', Date.now())).toBeUndefined(); // waits to be sent
+    const flushed = await timed(() => h.store.flush());
+    expect(flushed.ms).toBeLessThan(1_000); // it did not wait for the 1.5 s budget
+    h.proxy.heal();
+    const view = new RedisCircuitBreakerStateStore({ client: (await directView(h)).client, keyPrefix: h.keyPrefix });
+    const { metrics } = await view.exportSnapshot('k', policy);
+    expect(metrics).toEqual({ kind: 'time-window', windows: [] });
   });
 
   it('with the read-through cache, an outage noticed on one circuit stops serving every other circuit from the cache', async () => {
