@@ -184,6 +184,16 @@ describe('distributed rate limiter when Redis does not answer', () => {
     expect(h.limiter.isIdle()).toBe(true); // the local limits are gone
   });
 
+  it.each([0, Number.POSITIVE_INFINITY])(
+    'operationTimeout %s sets no time limit: a slow Redis still decides',
+    async (budget) => {
+      const h = await harness({ operationTimeout: budget, outageMode: 'reject' });
+      h.proxy.setLatency(150);
+      expect(await acquired(h.limiter.acquire(as('ann')))).toBe(true);
+      expect(h.warnings).toEqual([]);
+    },
+  );
+
   it('allow: every call goes through until Redis answers', async () => {
     const h = await harness({ outageMode: 'allow' });
     h.proxy.blackhole();
