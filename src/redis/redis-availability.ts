@@ -44,16 +44,15 @@ export class RedisAvailability {
     return Math.max(1, this.unavailableUntil - now);
   }
 
-  /** Records a failure; true when it starts an outage. */
-  failed(error: unknown): boolean {
+  /** Records a failure; the first of an outage is logged and reported. */
+  failed(error: unknown): void {
     this.unavailableUntil = this.options.time.now() + this.options.retryInterval;
-    if (this.down) return false;
+    if (this.down) return;
     this.down = true;
     this.options.logger.warn(
       `${this.options.what} unavailable (${describeError(error)}); using the "${this.options.outageMode}" outage mode until it is back.`,
     );
     this.options.onChange?.(false, error);
-    return true;
   }
 
   /** Records an answer; true when it ends an outage. */

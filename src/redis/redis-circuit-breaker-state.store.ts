@@ -1,8 +1,9 @@
 import type { Cluster, Redis } from 'ioredis';
 import { RedisAvailability, type StoreLogger } from './redis-availability.js';
-import { withTimeout } from './redis.util.js';
+import { DEFAULT_OPERATION_TIMEOUT, withTimeout } from './redis.util.js';
 import {
   InMemoryCircuitBreakerStateStore,
+  MAX_TIMER_DELAY,
   systemTimeProvider,
   type CircuitAcquireResult,
   type CircuitBreakerStateStore,
@@ -95,11 +96,13 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
   private readonly closedUntil = new Map<string, { until: number; generation: number }>();
   private readonly availability: RedisAvailability;
   private readonly touchedLocally = new Map<string, CircuitPolicy>();
+  /** The write-back of local openings in progress after an outage, shared by every call meanwhile. */
+  private recovering?: Promise<void>;
 
   constructor(private readonly options: RedisCircuitBreakerStateStoreOptions) {
     this.client = options.client;
     this.prefix = options.keyPrefix ?? 'nest-resilience';
-    this.operationTimeout = options.operationTimeout ?? 100;
+    this.operationTimeout = options.operationTimeout ?? DEFAULT_OPERATION_TIMEOUT;
     this.outageMode = options.outageMode ?? 'local';
     this.cacheTtl = options.localCacheTtl ?? 0;
     this.time = options.timeProvider ?? systemTimeProvider;
@@ -116,6 +119,7 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
       logger: options.logger ?? console,
       onChange: options.onAvailabilityChange,
     });
+    // Stryker disable next-line ConditionalExpression: equivalent as "true" — defining the script again on a shared client replaces it with the same script
     if (typeof (this.client as { nestResilienceCircuit?: unknown }).nestResilienceCircuit !== 'function') {
       this.client.defineCommand('nestResilienceCircuit', { numberOfKeys: 1, lua: CIRCUIT_SCRIPT });
     }
@@ -242,16 +246,13 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
     const batches = this.pending.takeAll();
     if (batches.length === 0) return;
     if (this.availability.skip) return; // Redis is away: these successes would only lower failure ratios late
+    const writtenBack = this.writeBackIfRecovering();
     const now = this.time.now();
     await Promise.all(
       batches.map(({ key, policy, payload }) =>
-        this.send(key, policy, now, 'export', [], payload).then(
-          () => {
-            if (this.availability.answered()) void this.resync();
-          },
-          (error: unknown) => {
-            if (this.availability.failed(error)) this.closedUntil.clear();
-          },
+        afterWriteBack(this.send(key, policy, now, 'export', [], payload), writtenBack).then(
+          () => this.answered(),
+          (error: unknown) => this.failed(error),
         ),
       ),
     );
@@ -285,27 +286,39 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
     fallback: () => R,
   ): R | Promise<R> {
     if (this.availability.skip) return fallback();
+    const writtenBack = this.writeBackIfRecovering();
     const pending = this.pending.take(key);
-    return this.send(key, policy, now, op, args, pending).then(
+    return afterWriteBack(this.send(key, policy, now, op, args, pending), writtenBack).then(
       async (reply): Promise<R> => {
-        if (this.availability.answered()) {
-          // Back after an outage: first tell the fleet what opened here meanwhile; if this very circuit
-          // did, ask again, so this call sees it open too.
-          const written = await this.resync();
-          if (written.has(key) && op === 'acquire') return this.run(key, policy, now, op, args, parse, fallback);
-        }
+        this.answered();
         const parsed = parse(reply);
         const transition = transitionOf(parsed);
         if (transition?.to === 'open' && policy.breakDurationGenerator) {
           await this.applyGeneratedBreak(key, policy, reply, transition);
+          // The call that opened it (a half-open wait ran out) waits the generated break too.
+          if (op === 'acquire') (parsed as { retryAfter?: number }).retryAfter = transition.breakDuration;
         }
         return parsed;
       },
       (error: unknown) => {
-        if (this.availability.failed(error)) this.closedUntil.clear();
+        this.failed(error);
         return fallback();
       },
     );
+  }
+
+  private answered(): void {
+    // Back after an outage: the circuits kept here follow Redis again.
+    if (this.availability.answered()) {
+      for (const key of this.touchedLocally.keys()) this.local.delete(key);
+      this.touchedLocally.clear();
+    }
+  }
+
+  private failed(error: unknown): void {
+    this.availability.failed(error);
+    // What was seen closed may no longer be: the cache is not trusted across a failure.
+    this.closedUntil.clear();
   }
 
   /** The script opened with the fixed break; a generator's break replaces it (same generation only). */
@@ -315,15 +328,18 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
     reply: ScriptReply,
     t: CircuitTransition,
   ): Promise<void> {
-    const generation = Number(reply[typeof reply[0] === 'number' ? 2 : 1]);
+    // An acquire's reply starts with `admitted` (a number), the others' with the state.
+    const acquired = typeof reply[0] === 'number';
+    const generation = Number(reply[acquired ? 2 : 1]);
     const generated = policy.breakDurationGenerator!({
       failureCount: t.health?.failures ?? 0,
       failureRatio: t.health?.failureRatio ?? 0,
-      halfOpenAttempts: t.reason === 'failure-threshold' ? 0 : 1,
+      halfOpenAttempts: Number(reply[(acquired ? 6 : 2) + 6]),
     });
     if (typeof generated !== 'number' || !(generated >= 0)) return;
-    (t as { breakDuration?: number }).breakDuration = generated;
-    await this.send(key, policy, this.time.now(), 'setBreak', [generation, Math.round(generated)]).catch(
+    const duration = Math.min(generated, MAX_TIMER_DELAY);
+    (t as { breakDuration?: number }).breakDuration = duration;
+    await this.send(key, policy, this.time.now(), 'setBreak', [generation, Math.round(duration)]).catch(
       () => undefined,
     );
   }
@@ -392,23 +408,34 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
     }
   }
 
-  /** After an outage: circuits that opened here tell the fleet; the rest follow Redis again. */
-  private async resync(): Promise<Set<string>> {
-    const touched = [...this.touchedLocally.entries()];
-    this.touchedLocally.clear();
-    const written = new Set<string>();
+  /**
+   * When Redis is tried again after an outage, the circuits that opened (or were isolated) here meanwhile
+   * are written back to it — sent ahead of the call that tries, so Redis decides that call, and every later
+   * one, knowing them: no call of this process or another passes such a circuit, and a manual change sent
+   * as Redis returns is not undone by the write-back. Calls made meanwhile share the write-back; it counts
+   * as answered only with theirs, within the same time budget. Until then the local circuits are kept.
+   */
+  private writeBackIfRecovering(): Promise<void> | undefined {
+    if (!this.availability.isDegraded) return undefined;
+    this.recovering ??= this.writeBackOpenings().finally(() => (this.recovering = undefined));
+    return this.recovering;
+  }
+
+  private async writeBackOpenings(): Promise<void> {
     const imports: Promise<void>[] = [];
-    for (const [key, policy] of touched) {
+    for (const [key, policy] of this.touchedLocally) {
       const snapshot = this.local.exportSnapshot(key, policy);
-      this.local.delete(key);
       if (snapshot.state === 'open' || snapshot.state === 'isolated') {
-        written.add(key);
-        imports.push(this.importSnapshot(key, policy, snapshot).catch(() => undefined));
+        imports.push(this.importSnapshot(key, policy, snapshot));
       }
     }
     await Promise.all(imports);
-    return written;
   }
+}
+
+/** The reply of a script call sent after a write-back, once both are answered (either failure fails it). */
+function afterWriteBack(sent: Promise<ScriptReply>, writtenBack: Promise<void> | undefined): Promise<ScriptReply> {
+  return writtenBack ? Promise.all([sent, writtenBack]).then(([reply]) => reply) : sent;
 }
 
 function transitionOf(parsed: unknown): CircuitTransition | undefined {

@@ -16,6 +16,10 @@
  * failures, ft their times ("t,t,…"), ls the time of the last success that ended a run, w time-window
  * buckets ("start:successes:failures|…"), rg/rt the count window (flags, fixed-width times).
  *
+ * Reply: the op's own values (`acquire`: admitted, state, generation, probe, retryAfter, verdictDueAt;
+ * `export`: the fields; the others: state, generation), then the transition it made, if any: from, to,
+ * reason, break, health throughput and failures, and halfOpenAttempts (what a break generator receives).
+ *
  * @internal
  */
 export const CIRCUIT_SCRIPT = `
@@ -294,6 +298,6 @@ if op == 'export' then
   if kind == 'count-window' then ringValues = rg end
   return { state, gen, bu, lbd, hos, hoa, pi, ps, lta, cf, w, ringValues }
 end
-for _, v in ipairs({ tFrom, tTo, tReason, tBreak, hT, hF }) do result[#result + 1] = v end
+for _, v in ipairs({ tFrom, tTo, tReason, tBreak, hT, hF, hoa }) do result[#result + 1] = v end
 return result
 `;

@@ -1,5 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
-import { withTimeout } from './redis.util.js';
+import { DEFAULT_OPERATION_TIMEOUT, withTimeout } from './redis.util.js';
 import { randomUUID } from 'node:crypto';
 import {
   createRateLimiter,
@@ -67,6 +67,7 @@ export class RedisRateLimiter implements RateLimiter {
       logger: options.logger ?? console,
     });
     const client = options.client as unknown as Record<string, unknown>;
+    // Stryker disable next-line ConditionalExpression: equivalent as "true" — defining the script again on a shared client replaces it with the same script
     if (typeof client.nestResilienceTokenBucket !== 'function') {
       options.client.defineCommand('nestResilienceTokenBucket', { numberOfKeys: 1, lua: TOKEN_BUCKET_SCRIPT });
       options.client.defineCommand('nestResilienceSlidingWindow', { numberOfKeys: 1, lua: SLIDING_WINDOW_SCRIPT });
@@ -77,12 +78,12 @@ export class RedisRateLimiter implements RateLimiter {
     const partition = this.options.partitionKey?.(context) ?? '';
     const now = this.time.now();
     if (this.availability.skip) return this.fallback(partition, context);
-    return withTimeout(this.call(partition, now), this.options.operationTimeout ?? 100).then(
+    return withTimeout(this.call(partition, now), this.options.operationTimeout ?? DEFAULT_OPERATION_TIMEOUT).then(
       ([allowed, retryAfter]) => {
         this.availability.answered();
         return Number(allowed) === 1
           ? ADMITTED
-          : { acquired: false, retryAfter: Math.max(0, Number(retryAfter)), release: () => undefined };
+          : { acquired: false, retryAfter: Number(retryAfter), release: () => undefined };
       },
       (error: unknown) => {
         this.availability.failed(error);

@@ -17,6 +17,7 @@ import {
 } from './redis-connection.factory.js';
 import { RedisPendingAuthorizationStore } from './redis-pending-authorization.store.js';
 import { RedisRateLimiter, type DistributedRateLimit } from './redis-rate-limiter.js';
+import { DEFAULT_OPERATION_TIMEOUT } from './redis.util.js';
 
 /**
  * Everything shared through one Redis: where it is, and how the stores behave.
@@ -133,7 +134,7 @@ export async function createRedisStores(
       }),
     close: async () => {
       await store.flush();
-      await connection.close();
+      await connection.close(storeOptions.operationTimeout ?? DEFAULT_OPERATION_TIMEOUT);
     },
   };
 }

@@ -45,13 +45,13 @@ export class SuccessBatcher {
     },
   ) {}
 
-  get size(): number {
-    return this.batches.size;
-  }
-
-  /** Adds one success of `generation`, at `at`. A batch of an older generation is dropped (void anyway). */
+  /**
+   * Adds one success of `generation`, at `at`. A batch of an older generation is dropped, and so is a success
+   * of an older generation than the batch's (void anyway: the script counts only the current generation).
+   */
   add(key: string, policy: CircuitPolicy, generation: number, at: number): void {
     let batch = this.batches.get(key);
+    if (batch && generation < batch.generation) return;
     if (!batch || batch.generation !== generation) {
       batch = { policy, generation, times: [], counts: [], total: 0 };
       this.batches.set(key, batch);
@@ -117,7 +117,5 @@ export class SuccessBatcher {
 }
 
 function encode(batch: Batch): SuccessPayload {
-  let groups = '';
-  for (let i = 0; i < batch.times.length; i++) groups += `${i ? ',' : ''}${batch.times[i]}:${batch.counts[i]}`;
-  return { generation: batch.generation, groups };
+  return { generation: batch.generation, groups: batch.times.map((t, i) => `${t}:${batch.counts[i]}`).join(',') };
 }

@@ -1,3 +1,6 @@
+/** The longest a call waits for Redis unless told otherwise, in ms. @internal */
+export const DEFAULT_OPERATION_TIMEOUT = 100;
+
 /** Settles like `promise`, or rejects after `ms` milliseconds without an answer. @internal */
 export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   if (!(ms > 0) || !Number.isFinite(ms)) return promise;

@@ -2,8 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import type { Redis } from 'ioredis';
 import { toCircuitPolicy } from '../../src/core/circuit-breaker/circuit-breaker.strategy.js';
+import { InMemoryCircuitBreakerStateStore, type CircuitPolicy } from '../../src/core/index.js';
 import { RedisCircuitBreakerStateStore } from '../../src/redis/index.js';
 import { commandArb, configArb, runScenario } from '../contracts/circuit-breaker.contract.js';
+import { FakeTimeProvider } from '../../src/testing/index.js';
 import { ready, redisClient, uniquePrefix } from './redis-test.utils.js';
 
 /** A generous operation timeout: these tests are about decisions, not how fast a loaded machine answers. */
@@ -94,6 +96,47 @@ describe('Redis circuit-breaker state store', () => {
     for (const key of keys) expect(await c.pttl(key)).toBeGreaterThan(10_000);
   });
 
+  it('gives every circuit key an expiry: a minute at least, twice the sampling duration, and an open circuit its break on top', async () => {
+    const prefix = uniquePrefix('expiry');
+    const c = clients[0];
+    const store = new RedisCircuitBreakerStateStore({ client: c, keyPrefix: prefix, operationTimeout: SLACK });
+    const now = 1_000_000;
+    /** One failure (the circuit is written), then the key's time to live. */
+    const failOnce = async (key: string, policy: CircuitPolicy): Promise<number> => {
+      const { permit } = await store.acquire(key, policy, now);
+      await store.record(key, policy, permit!, 'failure', now);
+      return c.pttl(store.keyFor(key));
+    };
+    const within = (ttl: number, expected: number) => {
+      expect(ttl).toBeGreaterThan(expected - 5_000);
+      expect(ttl).toBeLessThanOrEqual(expected);
+    };
+    const closedOnly = { failureThreshold: 3, minimumThroughput: 100, breakDuration: 1_000, maxHalfOpenWait: 500 };
+    within(await failOnce('short', toCircuitPolicy({ kind: 'consecutive', ...closedOnly })), 60_000);
+    within(
+      await failOnce('sampled', toCircuitPolicy({ kind: 'time-window', samplingDuration: 100_000, ...closedOnly })),
+      200_000,
+    );
+    within(
+      await failOnce('slow', toCircuitPolicy({ kind: 'slow-call', samplingDuration: 40_000, ...closedOnly })),
+      80_000,
+    );
+    // Closed: twice the break plus the half-open wait (here above a minute); open: the rest of the break on top.
+    const long = toCircuitPolicy({
+      kind: 'consecutive',
+      failureThreshold: 2,
+      breakDuration: 50_000,
+      maxHalfOpenWait: 10_000,
+    });
+    within(await failOnce('long', long), 110_000);
+    within(await failOnce('long', long), 170_000);
+  });
+
+  it('names keys under the nest-resilience prefix by default', () => {
+    const store = new RedisCircuitBreakerStateStore({ client: clients[0] });
+    expect(store.keyFor('orders/circuit-breaker')).toBe('nest-resilience:cb:{orders/circuit-breaker}');
+  });
+
   it('sends closed-path successes with the next call: one script call per call', async () => {
     const c = clients[0];
     const store = new RedisCircuitBreakerStateStore({
@@ -130,6 +173,107 @@ describe('Redis circuit-breaker state store', () => {
     }
   });
 
+  it.each([
+    ['flushInterval (default 100 ms)', {}, 100],
+    ['flushInterval', { flushInterval: 250 }, 250],
+    ['localCacheTtl when it is longer', { flushInterval: 100, localCacheTtl: 400 }, 400],
+  ])('sends the successes no later call carried after %s, on its clock', async (_, options, after) => {
+    const prefix = uniquePrefix('flush');
+    const time = new FakeTimeProvider(Date.now());
+    const store = new RedisCircuitBreakerStateStore({
+      client: clients[0],
+      keyPrefix: prefix,
+      operationTimeout: SLACK,
+      timeProvider: time,
+      ...options,
+    });
+    const view = new RedisCircuitBreakerStateStore({
+      client: clients[0],
+      keyPrefix: prefix,
+      operationTimeout: SLACK,
+      timeProvider: time,
+    });
+    const policy = toCircuitPolicy({ kind: 'time-window', samplingDuration: 60_000, minimumThroughput: 100 });
+    const successes = async () => {
+      const { metrics } = await view.exportSnapshot('k', policy);
+      return metrics.kind === 'time-window' ? metrics.windows.reduce((n, [, ok]) => n + ok, 0) : -1;
+    };
+    const permits = [];
+    for (let i = 0; i < 3; i++) permits.push((await store.acquire('k', policy, time.now())).permit!);
+    for (const permit of permits) expect(store.record('k', policy, permit, 'success', time.now())).toBeUndefined();
+    time.advance(after - 1);
+    await new Promise((resolve) => setTimeout(resolve, 50)); // a flush would have reached Redis by now
+    expect(await successes()).toBe(0);
+    time.advance(1);
+    let seen = 0;
+    for (let i = 0; i < 100 && seen === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      seen = await successes();
+    }
+    expect(seen).toBe(3);
+  });
+
+  it.each([
+    ['older first', [0, 1]],
+    ['newer first', [1, 0]],
+  ])(
+    'keeps the waiting successes of the current generation when one of an older generation comes %s',
+    async (_, order) => {
+      const prefix = uniquePrefix('generations');
+      const time = new FakeTimeProvider(Date.now());
+      const store = new RedisCircuitBreakerStateStore({
+        client: clients[0],
+        keyPrefix: prefix,
+        operationTimeout: SLACK,
+        timeProvider: time,
+      });
+      const policy = toCircuitPolicy({ kind: 'time-window', samplingDuration: 60_000, minimumThroughput: 100 });
+      const old = (await store.acquire('k', policy, time.now())).permit!;
+      await store.isolate('k', policy, time.now());
+      await store.close('k', policy, time.now()); // a new closed period: a new generation
+      const current = (await store.acquire('k', policy, time.now())).permit!;
+      expect(current.generation).toBeGreaterThan(old.generation);
+      const permits = [old, current];
+      for (const i of order) {
+        time.advance(1);
+        expect(store.record('k', policy, permits[i], 'success', time.now())).toBeUndefined();
+      }
+      await store.flush();
+      const { metrics } = await store.exportSnapshot('k', policy);
+      expect(metrics.kind === 'time-window' && metrics.windows.reduce((n, [, ok]) => n + ok, 0)).toBe(1);
+    },
+  );
+
+  it('carries at most windowSize waiting successes for a count window: they replace every older outcome', async () => {
+    const prefix = uniquePrefix('count-batch');
+    const time = new FakeTimeProvider(Date.now());
+    const store = new RedisCircuitBreakerStateStore({
+      client: clients[0],
+      keyPrefix: prefix,
+      operationTimeout: SLACK,
+      timeProvider: time,
+    });
+    const policy = toCircuitPolicy({ kind: 'count-window', windowSize: 3, minimumThroughput: 100 });
+    const tick = () => {
+      time.advance(1);
+      return time.now();
+    };
+    for (let i = 0; i < 3; i++) {
+      const { permit } = await store.acquire('k', policy, time.now());
+      await store.record('k', policy, permit!, 'failure', tick());
+    }
+    for (const successes of [3, 5]) {
+      const permits = [];
+      for (let i = 0; i < successes; i++) permits.push((await store.acquire('k', policy, time.now())).permit!);
+      for (const permit of permits) expect(store.record('k', policy, permit, 'success', tick())).toBeUndefined();
+      await store.flush();
+      expect((await store.exportSnapshot('k', policy)).metrics).toEqual({ kind: 'count-window', outcomes: '000' });
+      const { permit } = await store.acquire('k', policy, time.now());
+      await store.record('k', policy, permit!, 'failure', tick());
+      expect((await store.exportSnapshot('k', policy)).metrics).toEqual({ kind: 'count-window', outcomes: '001' });
+    }
+  });
+
   it('serves closed circuits from its read-through cache for localCacheTtl, seeing an opening elsewhere within that bound', async () => {
     const prefix = uniquePrefix('cache');
     const policy = toCircuitPolicy({ kind: 'consecutive', failureThreshold: 1, breakDuration: 60_000 });
@@ -147,6 +291,42 @@ describe('Redis circuit-breaker state store', () => {
     expect(stale).toEqual({ state: 'closed', permit: expect.objectContaining({ probe: false }) }); // from memory, synchronously
     const fresh = await cached.acquire('k', policy, 10_500);
     expect(fresh.state).toBe('open');
+  });
+
+  it.each([
+    [
+      'an isolation by this store',
+      async (s: RedisCircuitBreakerStateStore, p: CircuitPolicy): Promise<void> => {
+        await s.isolate('k', p, 10_100);
+      },
+      'isolated',
+    ],
+    [
+      'an opening recorded by this store',
+      async (s: RedisCircuitBreakerStateStore, p: CircuitPolicy): Promise<void> => {
+        const { permit } = await s.acquire('k', p, 10_100);
+        await s.record('k', p, permit!, 'failure', 10_100);
+      },
+      'open',
+    ],
+    [
+      'an imported snapshot',
+      async (s: RedisCircuitBreakerStateStore, p: CircuitPolicy): Promise<void> =>
+        s.importSnapshot('k', p, { ...(await s.exportSnapshot('k', p)), state: 'open', blockedUntil: 70_000 }),
+      'open',
+    ],
+  ] as const)('does not serve a circuit from its cache after %s', async (_, change, expected) => {
+    const policy = toCircuitPolicy({ kind: 'consecutive', failureThreshold: 1, breakDuration: 60_000 });
+    const store = new RedisCircuitBreakerStateStore({
+      client: clients[0],
+      keyPrefix: uniquePrefix('cache-drop'),
+      localCacheTtl: 60_000,
+      operationTimeout: SLACK,
+    });
+    expect((await store.acquire('k', policy, 10_000)).state).toBe('closed'); // cached from now on
+    expect(store.acquire('k', policy, 10_050)).toMatchObject({ state: 'closed' });
+    await change(store, policy);
+    expect((await store.acquire('k', policy, 10_200)).state).toBe(expected);
   });
 
   it('answers from its outage mode at once while Redis cannot be reached, and logs once', async () => {
@@ -177,6 +357,43 @@ describe('Redis circuit-breaker state store', () => {
       broken.disconnect();
     }
   });
+
+  it.each(['consecutive', 'count-window', 'time-window', 'slow-call'] as const)(
+    'exports a %s circuit as the in-memory store does, and imports it back as it was',
+    async (kind) => {
+      const prefix = uniquePrefix(`export-${kind}`);
+      const policy = toCircuitPolicy({
+        kind,
+        failureThreshold: 5,
+        failureRatio: 0.9,
+        minimumThroughput: 50,
+        windowSize: 4,
+        samplingDuration: 10_000,
+        breakDuration: 30_000,
+      });
+      const redis = new RedisCircuitBreakerStateStore({
+        client: clients[0],
+        keyPrefix: prefix,
+        operationTimeout: SLACK,
+        timeProvider: new FakeTimeProvider(107_500), // the last outcome's time: nothing has left the window
+      });
+      const memory = new InMemoryCircuitBreakerStateStore();
+      const outcomes = ['failure', 'success', 'failure', 'failure', 'success', 'failure'] as const;
+      for (const [i, outcome] of outcomes.entries()) {
+        const at = 100_000 + i * 1_500;
+        for (const store of [redis, memory]) {
+          const { permit } = await store.acquire('k', policy, at);
+          await store.record('k', policy, permit!, outcome, at);
+        }
+      }
+      await redis.flush();
+      const exported = await redis.exportSnapshot('k', policy);
+      expect(exported).toEqual(memory.exportSnapshot('k', policy));
+      expect(await redis.exportSnapshot('never-used', policy)).toEqual(memory.exportSnapshot('never-used', policy));
+      await redis.importSnapshot('copy', policy, exported);
+      expect(await redis.exportSnapshot('copy', policy)).toEqual({ ...exported, generation: exported.generation + 1 });
+    },
+  );
 
   it('round-trips a snapshot (a restarted process finds the circuit open)', async () => {
     const prefix = uniquePrefix('snapshot');

@@ -24,6 +24,8 @@ export class RedisFaultProxy {
   private holding = false;
   /** Connections accepted so far (reconnections show up here). */
   accepted = 0;
+  /** The first bytes each accepted connection sent, in order (what protocol the client speaks). */
+  readonly firstChunks: Buffer[] = [];
 
   private constructor(
     private readonly server: Server,
@@ -111,6 +113,7 @@ export class RedisFaultProxy {
       client.destroy();
       upstream.destroy();
     };
+    client.once('data', (chunk: Buffer) => void this.firstChunks.push(chunk));
     client.on('data', (chunk: Buffer) => this.relay(connection, 'toUpstream', chunk));
     upstream.on('data', (chunk: Buffer) => this.relay(connection, 'toClient', chunk));
     client.on('error', teardown);

@@ -1,8 +1,15 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
-import { BrokenCircuitError, ResiliencePipelineBuilder, type ResiliencePipeline } from '../../src/index.js';
-import { RedisCircuitBreakerStateStore } from '../../src/redis/index.js';
+import {
+  BrokenCircuitError,
+  CircuitBreakerManualControl,
+  IsolatedCircuitError,
+  ResiliencePipelineBuilder,
+  type ResiliencePipeline,
+} from '../../src/index.js';
+import { RedisCircuitBreakerStateStore, type RedisCircuitBreakerStateStoreOptions } from '../../src/redis/index.js';
+import { toCircuitPolicy } from '../../src/core/circuit-breaker/circuit-breaker.strategy.js';
 import { RedisFaultProxy } from './redis-fault.proxy.js';
 import { ready, redisClient, uniquePrefix } from './redis-test.utils.js';
 
@@ -25,8 +32,11 @@ interface Harness {
   client: Redis;
   store: RedisCircuitBreakerStateStore;
   pipeline: ResiliencePipeline<string>;
+  control: CircuitBreakerManualControl;
   warnings: string[];
   logs: string[];
+  /** What `onAvailabilityChange` was told, in order. */
+  changes: [boolean, unknown][];
   keyPrefix: string;
   circuitKey: string;
 }
@@ -37,7 +47,10 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function harness(label: string): Promise<Harness> {
+async function harness(
+  label: string,
+  options: Partial<Pick<RedisCircuitBreakerStateStoreOptions, 'operationTimeout' | 'localCacheTtl'>> = {},
+): Promise<Harness> {
   const proxy = await RedisFaultProxy.start(process.env.REDIS_URL!);
   cleanups.push(() => proxy.close());
   const client = redisClient({ url: proxy.url, retryDelay: 20 });
@@ -46,6 +59,7 @@ async function harness(label: string): Promise<Harness> {
   await ready(client);
   const warnings: string[] = [];
   const logs: string[] = [];
+  const changes: [boolean, unknown][] = [];
   const keyPrefix = uniquePrefix(label);
   const circuitKey = 'orders';
   const store = new RedisCircuitBreakerStateStore({
@@ -54,13 +68,20 @@ async function harness(label: string): Promise<Harness> {
     operationTimeout: BUDGET,
     retryInterval: RETRY_INTERVAL,
     logger: { warn: (m) => void warnings.push(m), log: (m) => void logs.push(m) },
+    onAvailabilityChange: (available, error) => void changes.push([available, error]),
+    ...options,
   });
   cleanups.push(() => store.flush());
-  const pipeline = breakerOn(store, circuitKey);
-  return { proxy, client, store, pipeline, warnings, logs, keyPrefix, circuitKey };
+  const control = new CircuitBreakerManualControl();
+  const pipeline = breakerOn(store, circuitKey, control);
+  return { proxy, client, store, pipeline, control, warnings, logs, changes, keyPrefix, circuitKey };
 }
 
-function breakerOn(store: RedisCircuitBreakerStateStore, circuitKey: string): ResiliencePipeline<string> {
+function breakerOn(
+  store: RedisCircuitBreakerStateStore,
+  circuitKey: string,
+  manualControl?: CircuitBreakerManualControl,
+): ResiliencePipeline<string> {
   return new ResiliencePipelineBuilder<string>()
     .addCircuitBreaker({
       kind: 'consecutive',
@@ -68,6 +89,7 @@ function breakerOn(store: RedisCircuitBreakerStateStore, circuitKey: string): Re
       breakDuration: 60_000,
       stateStore: store,
       circuitKey,
+      manualControl,
     })
     .build();
 }
@@ -115,7 +137,7 @@ const fail = () => Promise.reject(down);
 
 describe('Redis circuit store under network faults (TCP proxy)', () => {
   it('latency below the budget: calls go to Redis and the store stays healthy', async () => {
-    const h = await harness('slow-ok');
+    const h = await harness('slow-ok', { operationTimeout: 2_000 }); // far above the latency, even under load
     h.proxy.setLatency(10);
     await expect(h.pipeline.execute(fail)).rejects.toBe(down);
     await expect(h.pipeline.execute(fail)).rejects.toBe(down);
@@ -175,9 +197,9 @@ describe('Redis circuit store under network faults (TCP proxy)', () => {
 
     h.proxy.heal();
     await pause(RETRY_INTERVAL + 20);
-    // The next call reaches Redis again: the store says it is back and writes the open circuit back.
-    // That call itself is decided by Redis's state, which does not know of the local opening yet.
-    await h.pipeline.execute(ok).catch(() => undefined);
+    // The next call reaches Redis again: the store says it is back, writes the open circuit back, and
+    // that call too is refused by the circuit opened here.
+    await expect(h.pipeline.execute(ok)).rejects.toBeInstanceOf(BrokenCircuitError);
     const resynced = await eventually(() =>
       other.pipeline.execute(ok).then(
         () => false,
@@ -189,6 +211,139 @@ describe('Redis circuit store under network faults (TCP proxy)', () => {
     expect(h.store.isDegraded).toBe(false);
     expect(h.logs).toEqual(['Redis circuit-breaker store is back.']);
     expect(h.warnings).toHaveLength(1);
+    expect(h.changes).toEqual([
+      [false, expect.objectContaining({ message: `no answer within ${BUDGET} ms` })],
+      [true, undefined],
+    ]);
+  });
+
+  it('after a recovery the circuits kept here are forgotten: the next outage starts afresh and writes back nothing stale', async () => {
+    const h = await harness('resync-forget');
+    const other = await directView(h);
+    await h.pipeline.execute(ok);
+    h.proxy.blackhole();
+    await expect(h.pipeline.execute(fail)).rejects.toBe(down);
+    await expect(h.pipeline.execute(fail)).rejects.toBe(down);
+    h.proxy.heal();
+    await pause(RETRY_INTERVAL + 20);
+    await expect(h.pipeline.execute(ok)).rejects.toBeInstanceOf(BrokenCircuitError); // written back
+    await h.control.close(); // closed again, in Redis
+    await expect(other.pipeline.execute(ok)).resolves.toBe('ok');
+
+    h.proxy.blackhole();
+    // A new outage: the local circuit starts closed, not as the last outage left it.
+    await expect(h.pipeline.execute(ok)).resolves.toBe('ok');
+    h.proxy.heal();
+    await pause(RETRY_INTERVAL + 20);
+    await expect(h.pipeline.execute(ok)).resolves.toBe('ok');
+    await expect(other.pipeline.execute(ok)).resolves.toBe('ok');
+    expect(h.warnings).toHaveLength(2);
+    expect(h.logs).toHaveLength(2);
+  });
+
+  it('a circuit isolated by hand during the outage stays isolated here, and is isolated for the fleet once Redis answers', async () => {
+    const h = await harness('isolate-outage');
+    const other = await directView(h);
+    await h.pipeline.execute(ok);
+    h.proxy.blackhole();
+    await expect(h.pipeline.execute(ok)).resolves.toBe('ok'); // the outage is noticed
+    await h.control.isolate(); // Redis is left alone: isolated locally, at once
+    await expect(h.pipeline.execute(ok)).rejects.toBeInstanceOf(IsolatedCircuitError);
+    await expect(other.pipeline.execute(ok)).resolves.toBe('ok');
+
+    h.proxy.heal();
+    await pause(RETRY_INTERVAL + 20);
+    await expect(h.pipeline.execute(ok)).rejects.toBeInstanceOf(IsolatedCircuitError);
+    await expect(other.pipeline.execute(ok)).rejects.toBeInstanceOf(IsolatedCircuitError);
+    await h.control.close();
+    await expect(other.pipeline.execute(ok)).resolves.toBe('ok');
+  });
+
+  it('flush() during an outage drops the waiting successes at once instead of waiting for Redis', async () => {
+    const h = await harness('flush-outage', { operationTimeout: 1_500 });
+    const policy = toCircuitPolicy({ kind: 'time-window', samplingDuration: 60_000, minimumThroughput: 100 });
+    const { permit } = await h.store.acquire('k', policy, Date.now()); // from Redis
+    h.proxy.blackhole();
+    expect((await h.store.acquire('other', policy, Date.now())).permit).toBeDefined(); // the outage is noticed
+    expect(h.store.record('k', policy, permit!, 'success', Date.now())).toBeUndefined(); // waits to be sent
+    const flushed = await timed(() => h.store.flush());
+    expect(flushed.ms).toBeLessThan(1_000); // it did not wait for the 1.5 s budget
+    h.proxy.heal();
+    const view = new RedisCircuitBreakerStateStore({ client: (await directView(h)).client, keyPrefix: h.keyPrefix });
+    const { metrics } = await view.exportSnapshot('k', policy);
+    expect(metrics).toEqual({ kind: 'time-window', windows: [] });
+  });
+
+  it('with the read-through cache, an outage noticed on one circuit stops serving every other circuit from the cache', async () => {
+    const h = await harness('cache-outage', { localCacheTtl: 60_000 });
+    const payments = breakerOn(h.store, 'payments');
+    await h.pipeline.execute(ok);
+    await payments.execute(ok); // both seen closed: served from memory from now on
+    h.proxy.blackhole();
+    await expect(h.pipeline.execute(fail)).rejects.toBe(down); // noticed here (times out), counted locally
+    // payments is no longer answered from the cache: its failures count in the local circuit.
+    await expect(payments.execute(fail)).rejects.toBe(down);
+    await expect(payments.execute(fail)).rejects.toBe(down);
+    await expect(payments.execute(ok)).rejects.toBeInstanceOf(BrokenCircuitError);
+  });
+
+  it('a retry that finds Redis still away keeps the circuit opened here: it stays open, within the budget', async () => {
+    const h = await harness('resync-still-down');
+    await h.pipeline.execute(ok);
+    h.proxy.blackhole();
+    await expect(h.pipeline.execute(fail)).rejects.toBe(down);
+    await expect(h.pipeline.execute(fail)).rejects.toBe(down);
+    await pause(RETRY_INTERVAL + 20);
+    // Redis is tried again (the write-back of the opening goes unanswered) and the local circuit decides.
+    const retried = await timed(() => h.pipeline.execute(ok));
+    expect(retried.result).toBeInstanceOf(BrokenCircuitError);
+    expect(retried.ms).toBeLessThan(WITHIN_BUDGET);
+    expect(h.store.isDegraded).toBe(true);
+    expect(h.logs).toEqual([]);
+    // Once Redis answers, the opening reaches it.
+    h.proxy.heal();
+    await pause(RETRY_INTERVAL + 20);
+    await expect(h.pipeline.execute(ok)).rejects.toBeInstanceOf(BrokenCircuitError);
+    const other = await directView(h);
+    await expect(other.pipeline.execute(ok)).rejects.toBeInstanceOf(BrokenCircuitError);
+    expect(h.warnings).toHaveLength(1);
+  });
+
+  it('recovery: calls already on their way when Redis answers again are refused by a circuit opened here meanwhile', async () => {
+    const h = await harness('resync-concurrent');
+    const other = await directView(h);
+    await h.pipeline.execute(ok);
+    h.proxy.blackhole();
+    await expect(h.pipeline.execute(fail)).rejects.toBe(down);
+    await expect(h.pipeline.execute(fail)).rejects.toBe(down);
+    await expect(h.pipeline.execute(ok)).rejects.toBeInstanceOf(BrokenCircuitError);
+
+    h.proxy.heal();
+    await pause(RETRY_INTERVAL + 20);
+    const calls = await Promise.allSettled(Array.from({ length: 5 }, () => h.pipeline.execute(ok)));
+    expect(
+      calls.map((c) => (c.status === 'rejected' && c.reason instanceof BrokenCircuitError ? 'refused' : c)),
+    ).toEqual(Array.from({ length: 5 }, () => 'refused'));
+    // Written back before any of them was decided: the fleet sees it open at once.
+    await expect(other.pipeline.execute(ok)).rejects.toBeInstanceOf(BrokenCircuitError);
+    expect(h.store.isDegraded).toBe(false);
+    expect(h.logs).toEqual(['Redis circuit-breaker store is back.']);
+  });
+
+  it('recovery: a manual close sent as Redis answers again is not undone by the write-back of the local opening', async () => {
+    const h = await harness('resync-close');
+    const other = await directView(h);
+    await h.pipeline.execute(ok);
+    h.proxy.blackhole();
+    await expect(h.pipeline.execute(fail)).rejects.toBe(down);
+    await expect(h.pipeline.execute(fail)).rejects.toBe(down);
+    await expect(h.pipeline.execute(ok)).rejects.toBeInstanceOf(BrokenCircuitError);
+
+    h.proxy.heal();
+    await pause(RETRY_INTERVAL + 20);
+    await h.control.close();
+    await expect(h.pipeline.execute(ok)).resolves.toBe('ok');
+    await expect(other.pipeline.execute(ok)).resolves.toBe('ok');
   });
 
   it.each([

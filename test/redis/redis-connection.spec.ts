@@ -1,0 +1,193 @@
+import 'reflect-metadata';
+import { afterEach, describe, expect, it, jest } from '@jest/globals';
+import { Logger, type INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import type { Redis } from 'ioredis';
+import { ResilienceModule, ResiliencePipelineRegistry } from '../../src/index.js';
+import { CIRCUIT_BREAKER_STATE_STORE } from '../../src/nest/index.js';
+import type { RedisStoreConfig } from '../../src/nest/resilience-module-options.interface.js';
+import { RedisFaultProxy } from './redis-fault.proxy.js';
+import { ready, redisClient, uniquePrefix } from './redis-test.utils.js';
+
+/**
+ * The connection the module opens from `store.redis` (a url, cluster seeds, Sentinels) or takes as given
+ * (`client`), on the real clock against the test run's redis-server, through the fault proxy where the
+ * test needs to see the connections. Where no cluster or Sentinel is at hand, the proxy stands for an
+ * address that does not answer like one: the start must go on, and calls must be answered by the outage
+ * mode at once — not after `operationTimeout`, which these tests set far beyond the test's own limit.
+ */
+const FAR = 60_000;
+/** Far below FAR: a call answered by then did not wait for the operation timeout. */
+const AT_ONCE = 5_000;
+
+const cleanups: (() => Promise<unknown> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  jest.restoreAllMocks();
+});
+
+async function proxy(): Promise<RedisFaultProxy> {
+  const p = await RedisFaultProxy.start(process.env.REDIS_URL!);
+  cleanups.push(() => p.close());
+  return p;
+}
+
+function hostPort(p: RedisFaultProxy): { host: string; port: number } {
+  const url = new URL(p.url);
+  return { host: url.hostname, port: Number(url.port) };
+}
+
+/** Starts an application with this `store.redis` and a breaker pipeline; collects the module's warnings. */
+async function start(redis: RedisStoreConfig): Promise<{ app: INestApplication; warnings: string[] }> {
+  const warnings: string[] = [];
+  jest.spyOn(Logger.prototype, 'warn').mockImplementation((message: unknown) => void warnings.push(String(message)));
+  const moduleRef = await Test.createTestingModule({
+    imports: [
+      ResilienceModule.forRoot({
+        logging: false,
+        store: { redis },
+        pipelines: { api: { circuitBreaker: { kind: 'consecutive', failureThreshold: 1, breakDuration: 60_000 } } },
+      }),
+    ],
+  }).compile();
+  const app = moduleRef.createNestApplication({ logger: false });
+  await app.init();
+  let closed = false;
+  cleanups.push(() => (closed ? undefined : app.close()));
+  const close = app.close.bind(app);
+  app.close = async () => {
+    closed = true;
+    await close();
+  };
+  return { app, warnings };
+}
+
+/** Real time passes (sockets); bounded. */
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+async function eventually(check: () => boolean | Promise<boolean>, limit = 3_000): Promise<boolean> {
+  const until = Date.now() + limit;
+  while (Date.now() < until) {
+    if (await check()) return true;
+    await pause(20);
+  }
+  return check();
+}
+
+/** Settles like the call, or with 'waited' if it took longer than AT_ONCE. */
+async function atOnce<T>(call: () => Promise<T>): Promise<T | 'waited'> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const waited = new Promise<'waited'>((resolve) => (timer = setTimeout(() => resolve('waited'), AT_ONCE)));
+  try {
+    return await Promise.race([call(), waited]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The states of the circuits kept under `keyPrefix`. */
+async function circuitStates(client: Redis, keyPrefix: string): Promise<(string | null)[]> {
+  const keys = await client.keys(`${keyPrefix}:cb:*`);
+  return Promise.all(keys.map((key) => client.hget(key, 'st')));
+}
+
+const notReachable = (topology: string) =>
+  `Redis (${topology}) is not reachable yet; the stores use their outage mode until it is.`;
+
+describe('the connection the module opens from store.redis', () => {
+  it('a url: connected at start without a warning, used by the stores, reconnected after a reset, closed on shutdown', async () => {
+    const p = await proxy();
+    const keyPrefix = uniquePrefix('url');
+    const { app, warnings } = await start({ url: p.url, keyPrefix, operationTimeout: FAR });
+    expect(warnings).toEqual([]);
+    const pipeline = app.get(ResiliencePipelineRegistry).getPipeline('api');
+    await expect(pipeline.execute(() => Promise.reject(new Error('down')))).rejects.toThrow('down');
+    const inspector = redisClient();
+    cleanups.push(() => inspector.quit());
+    await ready(inspector);
+    expect(await circuitStates(inspector, keyPrefix)).toEqual(['open']);
+
+    // The connection is reset: ioredis reconnects on its own and the store uses Redis again.
+    const accepted = p.accepted;
+    p.drop();
+    const store = app.get<{ isDegraded: boolean }>(CIRCUIT_BREAKER_STATE_STORE);
+    const back = await eventually(async () => {
+      await pipeline.execute(() => 'ok').catch(() => undefined);
+      return p.accepted > accepted && !store.isDegraded;
+    });
+    expect(back).toBe(true);
+
+    await app.close();
+    expect(await eventually(() => p.openConnections === 0)).toBe(true);
+  });
+
+  it('an unreachable url: the start goes on, one warning names the topology but not the address, calls are answered at once', async () => {
+    const errors = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    const { app, warnings } = await start({ url: 'redis://127.0.0.1:1', operationTimeout: FAR, outageMode: 'allow' });
+    expect(warnings).toEqual([notReachable('server')]);
+    const pipeline = app.get(ResiliencePipelineRegistry).getPipeline('api');
+    expect(await atOnce(() => pipeline.execute(() => 'ok'))).toBe('ok');
+    // The client keeps reconnecting; its errors are the stores' to report, never printed by ioredis.
+    await pause(300);
+    expect(errors).not.toHaveBeenCalled();
+    expect(warnings.join('\n')).not.toContain('127.0.0.1');
+  });
+
+  it('a client of yours: used as given, no connection of its own, left open on shutdown', async () => {
+    const client: Redis = redisClient();
+    cleanups.push(() => client.quit());
+    await ready(client);
+    const keyPrefix = uniquePrefix('client');
+    const { app, warnings } = await start({ client, keyPrefix, operationTimeout: FAR });
+    const pipeline = app.get(ResiliencePipelineRegistry).getPipeline('api');
+    await expect(pipeline.execute(() => Promise.reject(new Error('down')))).rejects.toThrow('down');
+    expect(await circuitStates(client, keyPrefix)).toEqual(['open']);
+    await app.close();
+    expect(client.status).toBe('ready');
+    expect(await client.ping()).toBe('PONG');
+    expect(warnings).toEqual([]);
+  });
+
+  it.each([
+    ['"host:port" strings', (p: RedisFaultProxy) => [`${hostPort(p).host}:${hostPort(p).port}`]],
+    ['addresses', (p: RedisFaultProxy) => [hostPort(p)]],
+  ])(
+    'cluster seeds as %s are contacted; a seed that is no cluster: the start goes on, calls answered at once',
+    async (_, seeds) => {
+      const p = await proxy();
+      const { app, warnings } = await start({ cluster: seeds(p), operationTimeout: FAR, outageMode: 'allow' });
+      expect(p.accepted).toBeGreaterThan(0);
+      expect(p.firstChunks[0].toString('latin1')).toMatch(/^\*/); // RESP, not TLS
+      expect(warnings).toEqual([notReachable('cluster')]);
+      const pipeline = app.get(ResiliencePipelineRegistry).getPipeline('api');
+      expect(await atOnce(() => pipeline.execute(() => 'ok'))).toBe('ok');
+    },
+  );
+
+  it('Sentinels are asked for the primary; when none answers as one, the start does not wait for it and calls are answered at once', async () => {
+    const p = await proxy();
+    const { app, warnings } = await start({
+      sentinels: [hostPort(p)],
+      name: 'primary',
+      sentinelUsername: 'watcher',
+      sentinelPassword: 'sentinel-secret',
+      operationTimeout: FAR,
+      outageMode: 'allow',
+    });
+    expect(p.accepted).toBeGreaterThan(0);
+    // The Sentinel is logged in to with its own credentials.
+    expect(p.firstChunks[0].toString('latin1')).toMatch(/AUTH\r\n\$7\r\nwatcher\r\n\$15\r\nsentinel-secret/);
+    expect(warnings).toEqual([notReachable('sentinel')]);
+    const pipeline = app.get(ResiliencePipelineRegistry).getPipeline('api');
+    expect(await atOnce(() => pipeline.execute(() => 'ok'))).toBe('ok');
+  });
+
+  it('tls: true makes the cluster connections speak TLS', async () => {
+    const p = await proxy();
+    await start({ cluster: [hostPort(p)], tls: true, operationTimeout: FAR, outageMode: 'allow' });
+    expect(await eventually(() => p.firstChunks.length > 0)).toBe(true);
+    expect(p.firstChunks[0][0]).toBe(0x16); // a TLS handshake record
+  });
+});
