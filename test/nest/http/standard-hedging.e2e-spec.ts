@@ -23,9 +23,9 @@ import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { answerAfter, hang, json, Replica, seededRandom } from './replica.server.js';
 
 /** How long the slow replica takes; every hedged answer must come well before it. */
-const SLOW = 3_000;
+const SLOW = 10_000;
 /** A bound far above a loopback answer plus the hedging delay, far below `SLOW`. */
-const WELL_BEFORE_SLOW = 1_500;
+const WELL_BEFORE_SLOW = 5_000;
 
 describe('The standard hedging handler against three real replicas', () => {
   const replicas = { a: new Replica('a'), b: new Replica('b'), c: new Replica('c') };
