@@ -307,6 +307,7 @@ export class CircuitBreakerStrategy<T>
     } else if (
       decision.state === 'half-open' &&
       this.options.waitForHalfOpenVerdict &&
+      !this.disposed &&
       decision.verdictDueAt !== undefined
     ) {
       return this.waitForVerdict(decision.verdictDueAt, next, context);
