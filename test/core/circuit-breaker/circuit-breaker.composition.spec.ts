@@ -1,0 +1,211 @@
+import { describe, expect, it } from '@jest/globals';
+import {
+  BrokenCircuitError,
+  CircuitBreakerManualControl,
+  CircuitBreakerStateProvider,
+  handleResult,
+  IsolatedCircuitError,
+  ResiliencePipelineBuilder,
+  type CircuitBreakerStrategyOptions,
+} from '../../../src/index.js';
+import { FakeTimeProvider } from '../../../src/testing/index.js';
+import { AsyncCircuitStore } from '../../utils/async-circuit.store.js';
+import { deferred, nextTurn } from '../../utils/flaky.js';
+
+const down = new Error('dependency down');
+const fail = (): Promise<string> => Promise.reject(down);
+const ok = (): Promise<string> => Promise.resolve('ok');
+const settle = (p: Promise<unknown>): Promise<unknown> =>
+  p.then(
+    (v) => v,
+    (e: unknown) => e,
+  );
+
+/** The breaker next to other strategies (retry outside, timeout inside), as pipelines usually hold it. */
+function composed(options: CircuitBreakerStrategyOptions<unknown>, time = new FakeTimeProvider()) {
+  const provider = new CircuitBreakerStateProvider();
+  const pipeline = new ResiliencePipelineBuilder({ name: 'composed', timeProvider: time })
+    .addRetry({ maxRetryAttempts: 0 })
+    .addCircuitBreaker({ stateProvider: provider, ...options })
+    .addTimeout(10_000)
+    .build();
+  return { pipeline, provider, time };
+}
+
+describe('circuit breaker between other strategies', () => {
+  it('counts failures and resets the count on a success', async () => {
+    const { pipeline, provider } = composed({ kind: 'consecutive', failureThreshold: 2 });
+    await settle(pipeline.execute(fail));
+    await expect(pipeline.execute(ok)).resolves.toBe('ok');
+    await settle(pipeline.execute(fail));
+    expect(provider.circuitState).toBe('closed');
+    await settle(pipeline.execute(fail));
+    expect(provider.circuitState).toBe('open');
+    expect(await settle(pipeline.execute(ok))).toBeInstanceOf(BrokenCircuitError);
+  });
+
+  it('probes after the break and closes on success', async () => {
+    const { pipeline, provider, time } = composed({ kind: 'consecutive', failureThreshold: 1, breakDuration: 100 });
+    await settle(pipeline.execute(fail));
+    time.advance(100);
+    await expect(pipeline.execute(ok)).resolves.toBe('ok');
+    expect(provider.circuitState).toBe('closed');
+  });
+
+  it('judges results with shouldHandle: a handled result opens the circuit and is still returned', async () => {
+    const { pipeline, provider } = composed({
+      kind: 'consecutive',
+      failureThreshold: 1,
+      shouldHandle: handleResult((r) => r === 'bad'),
+    });
+    await expect(pipeline.execute(async () => 'good')).resolves.toBe('good');
+    expect(provider.circuitState).toBe('closed');
+    await expect(pipeline.execute(async () => 'bad')).resolves.toBe('bad');
+    expect(provider.circuitState).toBe('open');
+    expect(provider.lastHandledOutcome).toEqual({ ok: true, value: 'bad' });
+  });
+
+  it('counts slow successes of a slow-call breaker', async () => {
+    const time = new FakeTimeProvider();
+    const { pipeline, provider } = composed(
+      { kind: 'slow-call', slowCallDuration: 50, minimumThroughput: 2, failureRatio: 1 },
+      time,
+    );
+    for (let i = 0; i < 2; i++) {
+      const call = pipeline.execute(() => time.delay(50).then(() => 'slow'));
+      await time.advanceAsync(50);
+      await expect(call).resolves.toBe('slow');
+    }
+    expect(provider.circuitState).toBe('open');
+  });
+
+  it('a slow-call breaker without slowCallDuration counts calls of a minute or more', async () => {
+    const time = new FakeTimeProvider();
+    const { pipeline, provider } = composed({ kind: 'slow-call', minimumThroughput: 1, failureRatio: 1 }, time);
+    const quick = pipeline.execute(() => time.delay(59_999).then(() => 'quick enough'));
+    await time.advanceAsync(59_999);
+    await expect(quick).resolves.toBe('quick enough');
+    expect(provider.circuitState).toBe('closed');
+    const minute = pipeline.execute(() => time.delay(60_000).then(() => 'a minute'));
+    await time.advanceAsync(60_000);
+    await expect(minute).resolves.toBe('a minute');
+    expect(provider.circuitState).toBe('open');
+  });
+
+  it('does not count a call the caller cancelled', async () => {
+    const { pipeline, provider } = composed({ kind: 'consecutive', failureThreshold: 1 });
+    const controller = new AbortController();
+    const running = settle(
+      pipeline.execute(
+        (ctx) =>
+          new Promise<string>((_, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('aborted')))),
+        { signal: controller.signal },
+      ),
+    );
+    await nextTurn();
+    controller.abort(new Error('caller left'));
+    await running;
+    expect(provider.circuitState).toBe('closed');
+  });
+
+  it('a breaker isolated from the start rejects from the first call', async () => {
+    const control = new CircuitBreakerManualControl({ isolated: true });
+    const { pipeline } = composed({ manualControl: control });
+    expect(await settle(pipeline.execute(ok))).toBeInstanceOf(IsolatedCircuitError);
+    await control.close();
+    await expect(pipeline.execute(ok)).resolves.toBe('ok');
+  });
+});
+
+describe('circuit breaker on a store that answers asynchronously', () => {
+  function onStore(options: CircuitBreakerStrategyOptions<unknown>, inline = false, isolateTurns = 1) {
+    const time = new FakeTimeProvider(1_000);
+    const store = new AsyncCircuitStore();
+    store.isolateTurns = isolateTurns;
+    const provider = new CircuitBreakerStateProvider();
+    const builder = new ResiliencePipelineBuilder({ name: 'shared', timeProvider: time });
+    if (inline) builder.addRetry({ maxRetryAttempts: 0 });
+    const pipeline = builder
+      .addCircuitBreaker({ stateStore: store, stateProvider: provider, circuitKey: 'k', ...options })
+      .build();
+    return { pipeline, provider, time, store };
+  }
+
+  it.each([false, true])('runs a whole cycle: opens, rejects, probes, closes (next to a retry: %p)', async (inline) => {
+    const states: string[] = [];
+    const { pipeline, provider, time } = onStore(
+      { kind: 'consecutive', failureThreshold: 2, breakDuration: 100, onStateChange: ({ to }) => void states.push(to) },
+      inline,
+    );
+    await settle(pipeline.execute(fail));
+    await expect(pipeline.execute(ok)).resolves.toBe('ok');
+    await settle(pipeline.execute(fail));
+    await settle(pipeline.execute(fail));
+    expect(provider.circuitState).toBe('open');
+    expect(await settle(pipeline.execute(ok))).toMatchObject({ retryAfter: 100 });
+    time.advance(100);
+    await expect(pipeline.execute(ok)).resolves.toBe('ok');
+    expect(states).toEqual(['open', 'half-open', 'closed']);
+  });
+
+  it('tells the store the time of every outcome, successes included', async () => {
+    const { pipeline, time, store } = onStore({ kind: 'consecutive', failureThreshold: 5 });
+    await pipeline.execute(ok);
+    time.advance(25);
+    await settle(pipeline.execute(fail));
+    expect(store.calls.filter((c) => c.op === 'record').map((c) => [c.result, c.now])).toEqual([
+      ['success', 1_000],
+      ['failure', 1_025],
+    ]);
+  });
+
+  it('a store that fails to record a success does not fail the call', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const { pipeline, store } = onStore({ kind: 'consecutive' });
+      store.failRecords = true;
+      await expect(pipeline.execute(ok)).resolves.toBe('ok');
+      await nextTurn();
+      await nextTurn();
+      expect(unhandled).toEqual([]);
+      expect(store.calls.map((c) => c.op)).toEqual(['acquire', 'record']);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
+  it.each([false, true])(
+    'a control isolated from the start holds back the first calls until the store is isolated (next to a retry: %p)',
+    async (inline) => {
+      const control = new CircuitBreakerManualControl({ isolated: true });
+      const ran: string[] = [];
+      // Isolating takes the store longer than admitting a call would.
+      const { pipeline, store } = onStore({ manualControl: control }, inline, 10);
+      const first = await settle(pipeline.execute(async () => void ran.push('ran')));
+      expect(first).toBeInstanceOf(IsolatedCircuitError);
+      expect(ran).toEqual([]);
+      expect(store.calls.map((c) => c.op).slice(0, 2)).toEqual(['isolate', 'acquire']);
+    },
+  );
+
+  it('waits for a probe verdict through the store as well', async () => {
+    const { pipeline, time } = onStore({
+      kind: 'consecutive',
+      failureThreshold: 1,
+      breakDuration: 100,
+      waitForHalfOpenVerdict: true,
+    });
+    await settle(pipeline.execute(fail));
+    time.advance(100);
+    const probe = deferred<string>();
+    const probing = pipeline.execute(() => probe.promise);
+    await nextTurn();
+    const waiter = pipeline.execute(ok);
+    await nextTurn();
+    probe.resolve('probe');
+    await expect(probing).resolves.toBe('probe');
+    await expect(waiter).resolves.toBe('ok');
+  });
+});
