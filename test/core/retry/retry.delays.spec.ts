@@ -299,3 +299,42 @@ describe('retry: attempts, events and budgets', () => {
     });
   });
 });
+
+describe('retry next to a timeout (one inline run)', () => {
+  const build = (options: RetryStrategyOptions<string>) =>
+    new ResiliencePipelineBuilder<string>().addRetry(options).addTimeout(10_000).build();
+
+  it('retries a result its shouldHandle accepts', async () => {
+    const fn = scripted<string>({ returns: 'bad' }, { returns: 'good' });
+    await expect(
+      build({ delay: 0, shouldHandle: ({ outcome }) => outcome.ok && outcome.value === 'bad' }).execute(fn),
+    ).resolves.toBe('good');
+    expect(fn.calls).toBe(2);
+  });
+
+  it('returns a value at once with the default predicate, and retries failures', async () => {
+    const fn = scripted<string>({ throws: down }, { returns: 'second' });
+    const seen: number[] = [];
+    await expect(
+      build({ delay: 0 }).execute((ctx) => {
+        seen.push(ctx.attemptNumber);
+        return fn();
+      }),
+    ).resolves.toBe('second');
+    expect(seen).toEqual([0, 1]);
+  });
+
+  it('counts each call in its budget', async () => {
+    const time = new FakeTimeProvider();
+    const budget = new RetryBudget({ ratio: 0, minRetriesPerSecond: 0, window: 10_000 }, time);
+    const pipeline = new ResiliencePipelineBuilder({ timeProvider: time })
+      .addRetry({ budget })
+      .addTimeout(1_000)
+      .build();
+    await pipeline.execute(async () => 'a');
+    await pipeline.execute(async () => 'b');
+    expect(budget.statistics).toEqual({ calls: 2, retries: 0, allowed: 0 });
+    await expect(pipeline.execute(() => Promise.reject(down))).rejects.toBe(down);
+    expect(budget.statistics).toEqual({ calls: 3, retries: 0, allowed: 0 });
+  });
+});
