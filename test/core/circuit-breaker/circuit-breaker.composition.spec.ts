@@ -7,7 +7,7 @@ import {
   IsolatedCircuitError,
   ResiliencePipelineBuilder,
   type CircuitBreakerStrategyOptions,
-} from '../../../src/index.js';
+} from '../../../src/core/index.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { AsyncCircuitStore } from '../../utils/async-circuit.store.js';
 import { deferred, nextTurn } from '../../utils/flaky.js';

@@ -8,7 +8,7 @@ import {
   type OnCircuitOpenedArguments,
   type OnCircuitStateChangeArguments,
   type ResilienceEvent,
-} from '../../../src/index.js';
+} from '../../../src/core/index.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { deferred, nextTurn } from '../../utils/flaky.js';
 import { RecordingListener } from '../../utils/recording.listener.js';

@@ -8,7 +8,7 @@ import {
   type CircuitBreakerStrategyOptions,
   type CircuitSnapshot,
   type OnCircuitOpenedArguments,
-} from '../../../src/index.js';
+} from '../../../src/core/index.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { deferred, nextTurn } from '../../utils/flaky.js';
 

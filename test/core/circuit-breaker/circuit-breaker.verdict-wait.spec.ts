@@ -4,7 +4,7 @@ import {
   CircuitBreakerStateProvider,
   ResiliencePipelineBuilder,
   type CircuitBreakerStrategyOptions,
-} from '../../../src/index.js';
+} from '../../../src/core/index.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { deferred, isPending, nextTurn } from '../../utils/flaky.js';
 
