@@ -267,6 +267,17 @@ describe('circuit breaker: the state it keeps', () => {
       expect(reloaded.provider.circuitState).toBe('open');
     });
 
+    it('a reloaded pipeline applies its new policy from its first call on', async () => {
+      const store = new InMemoryCircuitBreakerStateStore();
+      const time = new FakeTimeProvider();
+      const options = { kind: 'consecutive' as const, stateStore: store, circuitKey: 'k' };
+      const old = breaker({ ...options, failureThreshold: 5 }, time);
+      await old.pipeline.execute(ok);
+      const reloaded = breaker({ ...options, failureThreshold: 1 }, time);
+      await settle(reloaded.pipeline.execute(fail));
+      expect(reloaded.provider.circuitState).toBe('open');
+    });
+
     it('a reload during half-open keeps the probes taken: no second probe slips in', async () => {
       const store = new InMemoryCircuitBreakerStateStore();
       const time = new FakeTimeProvider();
