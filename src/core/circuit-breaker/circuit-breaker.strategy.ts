@@ -392,8 +392,9 @@ export class CircuitBreakerStrategy<T>
   ): Promise<void> | undefined {
     const { from, to, reason } = transition;
     this.circuitState = to;
-    const failure = outcome && !outcome.ok ? outcome : undefined;
-    if (to === 'open') this.openingFailure = failure?.error;
+    // The handled outcome that opened the circuit (an error or a result shouldHandle judged); only an error
+    // becomes the cause of later rejections.
+    if (to === 'open') this.openingFailure = outcome && !outcome.ok ? outcome.error : undefined;
     if (to === 'closed') this.openingFailure = undefined;
 
     const pending: PromiseLike<void>[] = [];
@@ -412,7 +413,7 @@ export class CircuitBreakerStrategy<T>
         this.telemetry.report('OnCircuitOpened', 'error', context, {
           breakDuration: transition.breakDuration ?? 0,
           reason,
-          outcome: failure,
+          outcome,
           health: transition.health,
         });
       } else if (to === 'closed') {
@@ -425,7 +426,7 @@ export class CircuitBreakerStrategy<T>
     if (to === 'open') {
       call(this.options.onOpened, {
         context: context!,
-        outcome: failure,
+        outcome,
         breakDuration: transition.breakDuration ?? 0,
         reason,
         health: transition.health,

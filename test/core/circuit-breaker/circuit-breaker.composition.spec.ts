@@ -4,9 +4,13 @@ import {
   CircuitBreakerManualControl,
   CircuitBreakerStateProvider,
   handleResult,
+  InMemoryCircuitBreakerStateStore,
   IsolatedCircuitError,
   ResiliencePipelineBuilder,
+  type CircuitAcquireResult,
   type CircuitBreakerStrategyOptions,
+  type CircuitPolicy,
+  type ResilienceEvent,
 } from '../../../src/core/index.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { AsyncCircuitStore } from '../../utils/async-circuit.store.js';
@@ -207,5 +211,115 @@ describe('circuit breaker on a store that answers asynchronously', () => {
     probe.resolve('probe');
     await expect(probing).resolves.toBe('probe');
     await expect(waiter).resolves.toBe('ok');
+  });
+});
+
+describe('circuit breaker: how it judges an outcome', () => {
+  it('a probe that succeeds while its caller aborts still counts as a success', async () => {
+    const time = new FakeTimeProvider();
+    const provider = new CircuitBreakerStateProvider();
+    const pipeline = new ResiliencePipelineBuilder({ timeProvider: time })
+      .addCircuitBreaker({ kind: 'consecutive', failureThreshold: 1, breakDuration: 10, stateProvider: provider })
+      .build();
+    await settle(pipeline.execute(fail));
+    time.advance(10);
+    const controller = new AbortController();
+    const result = await pipeline.execute(
+      async () => {
+        controller.abort(new Error('caller left'));
+        return 'done anyway';
+      },
+      { signal: controller.signal },
+    );
+    expect(result).toBe('done anyway');
+    expect(provider.circuitState).toBe('closed');
+  });
+
+  it('a slow success counts as a failure even when shouldHandle (sync or async) lets it pass', async () => {
+    for (const shouldHandle of [
+      ({ outcome }: { outcome: { ok: boolean } }) => !outcome.ok,
+      async ({ outcome }: { outcome: { ok: boolean } }) => !outcome.ok,
+    ]) {
+      const time = new FakeTimeProvider();
+      const provider = new CircuitBreakerStateProvider();
+      const pipeline = new ResiliencePipelineBuilder({ timeProvider: time })
+        .addCircuitBreaker({
+          kind: 'slow-call',
+          slowCallDuration: 100,
+          minimumThroughput: 2,
+          failureRatio: 0.5,
+          shouldHandle,
+          stateProvider: provider,
+        })
+        .build();
+      await pipeline.execute(ok);
+      const slow = pipeline.execute(() => time.delay(100).then(() => 'slow'));
+      await time.advanceAsync(100);
+      await expect(slow).resolves.toBe('slow');
+      expect(provider.circuitState).toBe('open');
+    }
+  });
+
+  it('keeps the last handled failure, not a later success, as lastHandledOutcome', async () => {
+    const provider = new CircuitBreakerStateProvider();
+    const pipeline = new ResiliencePipelineBuilder()
+      .addCircuitBreaker({
+        kind: 'consecutive',
+        failureThreshold: 5,
+        shouldHandle: ({ outcome }) => !outcome.ok,
+        stateProvider: provider,
+      })
+      .build();
+    expect(provider.lastHandledOutcome).toBeUndefined();
+    await settle(pipeline.execute(fail));
+    await pipeline.execute(ok);
+    expect(provider.lastHandledOutcome).toEqual({ ok: false, error: down });
+  });
+});
+
+describe('circuit breaker: answers of a custom store', () => {
+  /** A store that answers every admission with `answer` (the rest as in memory). */
+  class FixedAnswerStore extends InMemoryCircuitBreakerStateStore {
+    constructor(private readonly answer: CircuitAcquireResult) {
+      super();
+    }
+    override acquire(_key: string, _policy: CircuitPolicy, _now: number): CircuitAcquireResult {
+      return this.answer;
+    }
+  }
+
+  function onStore(answer: CircuitAcquireResult) {
+    const events: ResilienceEvent[] = [];
+    const pipeline = new ResiliencePipelineBuilder({
+      name: 'custom',
+      telemetryListeners: [{ write: (e) => void events.push(e) }],
+    })
+      .addCircuitBreaker({ stateStore: new FixedAnswerStore(answer), breakDuration: 750, waitForHalfOpenVerdict: true })
+      .build();
+    const rejected = () => events.filter((e) => e.eventName === 'OnCircuitRejected').map((e) => e.arguments);
+    return { pipeline, rejected };
+  }
+
+  it('a rejection without retryAfter tells the caller to retry after the break duration', async () => {
+    const { pipeline, rejected } = onStore({ state: 'open' });
+    const error = (await settle(pipeline.execute(ok))) as BrokenCircuitError;
+    expect(error).toBeInstanceOf(BrokenCircuitError);
+    expect(error.retryAfter).toBe(750);
+    expect(rejected()).toEqual([{ state: 'open', retryAfter: 750 }]);
+  });
+
+  it('a closed answer without a permit is a rejection, reported as open', async () => {
+    const { pipeline, rejected } = onStore({ state: 'closed' });
+    const error = (await settle(pipeline.execute(ok))) as BrokenCircuitError;
+    expect(error.message).toBe('The circuit "custom/circuit-breaker" is open; it admits calls again in 750 ms.');
+    expect(rejected()).toEqual([{ state: 'open', retryAfter: 750 }]);
+  });
+
+  it('a half-open answer without a verdict time is rejected at once, even when callers may wait', async () => {
+    const { pipeline, rejected } = onStore({ state: 'half-open', retryAfter: 20 });
+    const error = (await settle(pipeline.execute(ok))) as BrokenCircuitError;
+    expect(error).toBeInstanceOf(BrokenCircuitError);
+    expect(error.retryAfter).toBe(20);
+    expect(rejected()).toEqual([{ state: 'half-open', retryAfter: 20 }]);
   });
 });

@@ -254,6 +254,24 @@ describe('circuit breaker: telemetry and callbacks', () => {
     expect(closed[0].context).toBe(probeContext);
   });
 
+  it('a handled result that opens the circuit is the outcome of onOpened and the event, but no cause', async () => {
+    const opened: OnCircuitOpenedArguments<unknown>[] = [];
+    const { pipeline, listener } = observed({
+      kind: 'consecutive',
+      failureThreshold: 1,
+      shouldHandle: ({ outcome }) => outcome.ok && outcome.value === 'overloaded',
+      onOpened: (a) => void opened.push(a),
+    });
+    await expect(pipeline.execute(async () => 'overloaded')).resolves.toBe('overloaded');
+    expect(opened.map((a) => a.outcome)).toEqual([{ ok: true, value: 'overloaded' }]);
+    expect(listener.events.find((e) => e.eventName === 'OnCircuitOpened')?.arguments).toMatchObject({
+      outcome: { ok: true, value: 'overloaded' },
+    });
+    const rejected = (await settle(pipeline.execute(ok))) as Error;
+    expect(rejected.name).toBe('BrokenCircuitError');
+    expect(rejected.cause).toBeUndefined();
+  });
+
   it('a failed probe reopens with reason probe-failed and the probe failure as outcome', async () => {
     const opened: OnCircuitOpenedArguments<unknown>[] = [];
     const { pipeline, time } = observed({

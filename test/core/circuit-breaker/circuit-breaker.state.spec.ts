@@ -225,6 +225,28 @@ describe('circuit breaker: the state it keeps', () => {
       expect([...store.keys()].sort()).toEqual(['a', 'b']);
     });
 
+    it('a circuit another breaker opened rejects without the cause of an earlier, closed period', async () => {
+      const store = new InMemoryCircuitBreakerStateStore();
+      const time = new FakeTimeProvider();
+      const options = {
+        kind: 'consecutive' as const,
+        failureThreshold: 1,
+        breakDuration: 100,
+        stateStore: store,
+        circuitKey: 'k',
+      };
+      const a = breaker(options, time);
+      const b = breaker(options, time);
+      await settle(a.pipeline.execute(fail)); // a opens it, with its failure
+      time.advance(100);
+      await a.pipeline.execute(ok); // a's probe closes it
+      const other = new Error('seen by b only');
+      await settle(b.pipeline.execute(() => Promise.reject(other))); // b opens it
+      const rejected = (await settle(a.pipeline.execute(ok))) as Error;
+      expect(rejected.name).toBe('BrokenCircuitError');
+      expect(rejected.cause).toBeUndefined();
+    });
+
     it('delete forgets a circuit: its next call finds it closed', async () => {
       const store = new InMemoryCircuitBreakerStateStore();
       const { pipeline } = breaker({ kind: 'consecutive', failureThreshold: 1, stateStore: store, circuitKey: 'k' });
