@@ -1,5 +1,5 @@
 import { isCancellationOutcome } from '../context/cancellation.rule.js';
-import type { ResilienceContext } from '../context/resilience.context.js';
+import { ResilienceContext } from '../context/resilience.context.js';
 import { outcomeFromError, outcomeFromValue, unwrapOutcome, type Outcome } from '../outcome.model.js';
 import { handleAllErrors } from '../outcome.predicates.js';
 import type { InlineStrategy } from '../inline-strategy.interface.js';
@@ -423,11 +423,12 @@ export class CircuitBreakerStrategy<T>
       }
     }
     call(this.options.onStateChange, { from, to, reason, context });
-    if (to === 'open') {
+    if (to === 'open' || to === 'isolated') {
+      // Isolated by hand: no call is under way, and the circuit stays open until it is closed by hand.
       call(this.options.onOpened, {
-        context: context!,
+        context: context ?? new ResilienceContext(),
         outcome,
-        breakDuration: transition.breakDuration ?? 0,
+        breakDuration: to === 'isolated' ? Infinity : (transition.breakDuration ?? 0),
         reason,
         health: transition.health,
         isManual,

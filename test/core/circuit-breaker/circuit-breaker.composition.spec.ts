@@ -69,6 +69,43 @@ describe('circuit breaker between other strategies', () => {
     expect(provider.lastHandledOutcome).toEqual({ ok: true, value: 'bad' });
   });
 
+  it('counts each success once: a time window measures one success and one failure as a ratio of one half', async () => {
+    const { pipeline, provider } = composed({ kind: 'time-window', minimumThroughput: 2, failureRatio: 0.5 });
+    await pipeline.execute(ok);
+    await settle(pipeline.execute(fail));
+    expect(provider.circuitState).toBe('open');
+  });
+
+  it('a value an inner retry judged is returned and counted as a success', async () => {
+    const provider = new CircuitBreakerStateProvider();
+    const pipeline = new ResiliencePipelineBuilder<string>()
+      .addCircuitBreaker({ kind: 'consecutive', failureThreshold: 2, stateProvider: provider })
+      .addRetry({ delay: 0, maxRetryAttempts: 1, shouldHandle: ({ outcome }) => outcome.ok && outcome.value === 'bad' })
+      .addTimeout(10_000)
+      .build();
+    const answers = ['bad', 'good'];
+    await settle(pipeline.execute(fail));
+    await expect(pipeline.execute(async () => answers.shift()!)).resolves.toBe('good');
+    await settle(pipeline.execute(fail));
+    expect(provider.circuitState).toBe('closed');
+    await settle(pipeline.execute(fail));
+    expect(provider.circuitState).toBe('open');
+  });
+
+  it.each(['sync', 'async'])('with a %s shouldHandle, a success resets the consecutive count', async (mode) => {
+    const shouldHandle =
+      mode === 'sync'
+        ? ({ outcome }: { outcome: { ok: boolean } }) => !outcome.ok
+        : async ({ outcome }: { outcome: { ok: boolean } }) => !outcome.ok;
+    const { pipeline, provider } = composed({ kind: 'consecutive', failureThreshold: 2, shouldHandle });
+    await settle(pipeline.execute(fail));
+    await pipeline.execute(ok);
+    await settle(pipeline.execute(fail));
+    expect(provider.circuitState).toBe('closed');
+    await settle(pipeline.execute(fail));
+    expect(provider.circuitState).toBe('open');
+  });
+
   it('counts slow successes of a slow-call breaker', async () => {
     const time = new FakeTimeProvider();
     const { pipeline, provider } = composed(

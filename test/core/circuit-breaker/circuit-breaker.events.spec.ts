@@ -2,6 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import {
   CircuitBreakerManualControl,
   CircuitBreakerStateProvider,
+  ResilienceContext,
   ResiliencePipelineBuilder,
   type CircuitBreakerStrategyOptions,
   type OnCircuitClosedArguments,
@@ -10,7 +11,7 @@ import {
   type ResilienceEvent,
 } from '../../../src/core/index.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
-import { deferred, nextTurn } from '../../utils/flaky.js';
+import { deferred, isPending, nextTurn } from '../../utils/flaky.js';
 import { RecordingListener } from '../../utils/recording.listener.js';
 
 const down = new Error('dependency down');
@@ -94,7 +95,7 @@ describe('circuit breaker: telemetry and callbacks', () => {
     const running = pipeline.execute(() => probe.promise);
     await nextTurn();
     const rejected = await settle(pipeline.execute(ok));
-    expect(rejected).toMatchObject({ retryAfter: 250 });
+    expect(rejected).toMatchObject({ retryAfter: 250, cause: down });
     expect((rejected as Error).message).toBe(
       'The circuit "billing/cb" is half-open and its probe calls are taken; retry after 250 ms.',
     );
@@ -114,6 +115,7 @@ describe('circuit breaker: telemetry and callbacks', () => {
       'The circuit "billing/cb" is isolated: it admits no calls until it is closed by hand.',
     );
     expect((rejected as { retryAfter?: number }).retryAfter).toBeUndefined();
+    expect((rejected as { source?: unknown }).source).toEqual({ pipelineName: 'billing', strategyName: 'cb' });
     // Manual transitions have no call, so they are not reported as events; the rejection is.
     expect(circuitEvents()).toEqual([
       { name: 'OnCircuitRejected', severity: 'debug', args: { state: 'isolated', retryAfter: undefined } },
@@ -141,11 +143,13 @@ describe('circuit breaker: telemetry and callbacks', () => {
   });
 
   it('a circuit reopened by a hung probe rejects without a cause', async () => {
+    const opened: OnCircuitOpenedArguments<unknown>[] = [];
     const { pipeline, time } = observed({
       kind: 'consecutive',
       failureThreshold: 1,
       breakDuration: 100,
       maxHalfOpenWait: 500,
+      onOpened: (a) => void opened.push(a),
     });
     await settle(pipeline.execute(fail));
     time.advance(100);
@@ -155,6 +159,10 @@ describe('circuit breaker: telemetry and callbacks', () => {
     const rejected = (await settle(pipeline.execute(ok))) as Error & { cause: unknown; retryAfter: number };
     expect(rejected.retryAfter).toBe(100);
     expect(rejected.cause).toBeUndefined();
+    expect(opened.map((a) => [a.reason, a.isManual, a.outcome])).toEqual([
+      ['failure-threshold', false, { ok: false, error: down }],
+      ['half-open-timeout', false, undefined],
+    ]);
   });
 
   it('hands onOpened the context, failure, break, reason, health and isManual; onStateChange the same transition', async () => {
@@ -186,7 +194,7 @@ describe('circuit breaker: telemetry and callbacks', () => {
     expect(changes).toEqual([{ from: 'closed', to: 'open', reason: 'failure-threshold', context: callContext }]);
   });
 
-  it('manual isolation and closing: isManual, no context, no outcome', async () => {
+  it('manual isolation and closing: isManual, no call context, no outcome', async () => {
     const control = new CircuitBreakerManualControl();
     const opened: OnCircuitOpenedArguments<unknown>[] = [];
     const closed: OnCircuitClosedArguments<unknown>[] = [];
@@ -207,7 +215,15 @@ describe('circuit breaker: telemetry and callbacks', () => {
       { from: 'closed', to: 'isolated', reason: 'manual-isolate', context: undefined },
       { from: 'isolated', to: 'closed', reason: 'manual-close', context: undefined },
     ]);
-    expect(opened).toEqual([]);
+    expect(opened).toHaveLength(1);
+    expect(opened[0]).toMatchObject({
+      outcome: undefined,
+      breakDuration: Infinity,
+      reason: 'manual-isolate',
+      health: undefined,
+      isManual: true,
+    });
+    expect(opened[0].context).toBeInstanceOf(ResilienceContext);
     expect(halfOpened).toEqual([]);
     expect(closed).toEqual([{ context: undefined, outcome: undefined, reason: 'manual-close', isManual: true }]);
     expect(listener.events).toEqual([]);
@@ -309,6 +325,52 @@ describe('circuit breaker: telemetry and callbacks', () => {
     expect(result).toBe(down);
     expect(order).toEqual(['onOpened done', 'call settled']);
     expect(provider.circuitState).toBe('open');
+  });
+
+  it('hands onHalfOpened the context of the call that probes', async () => {
+    const halfOpened: unknown[] = [];
+    const { pipeline, time } = observed({
+      kind: 'consecutive',
+      failureThreshold: 1,
+      breakDuration: 10,
+      onHalfOpened: ({ context }) => void halfOpened.push(context),
+    });
+    await settle(pipeline.execute(fail));
+    time.advance(10);
+    let probeContext: unknown;
+    await pipeline.execute((context) => {
+      probeContext = context;
+      return ok();
+    });
+    expect(halfOpened).toEqual([probeContext]);
+    expect(probeContext).toBeInstanceOf(ResilienceContext);
+  });
+
+  it('the call that opens the circuit settles only once an async onOpened has finished', async () => {
+    const gate = deferred<void>();
+    const { pipeline } = observed({ kind: 'consecutive', failureThreshold: 1, onOpened: () => gate.promise });
+    const call = settle(pipeline.execute(fail));
+    await nextTurn();
+    expect(await isPending(call)).toBe(true);
+    gate.resolve();
+    expect(await call).toBe(down);
+  });
+
+  it('the probe that closes the circuit settles only once an async onClosed has finished', async () => {
+    const gate = deferred<void>();
+    const { pipeline, time } = observed({
+      kind: 'consecutive',
+      failureThreshold: 1,
+      breakDuration: 10,
+      onClosed: () => gate.promise,
+    });
+    await settle(pipeline.execute(fail));
+    time.advance(10);
+    const probe = pipeline.execute(ok);
+    await nextTurn();
+    expect(await isPending(probe)).toBe(true);
+    gate.resolve();
+    await expect(probe).resolves.toBe('ok');
   });
 
   it('emits no events when no listener is attached, and callbacks still run', async () => {
