@@ -1,9 +1,15 @@
 import { describe, expect, it } from '@jest/globals';
 import {
   BrokenCircuitError,
+  CircuitBreakerManualControl,
   CircuitBreakerStateProvider,
+  IsolatedCircuitError,
   ResiliencePipelineBuilder,
+  type CircuitAcquireResult,
+  type CircuitBreakerStateStore,
   type CircuitBreakerStrategyOptions,
+  type CircuitSnapshot,
+  type CircuitTransition,
 } from '../../../src/core/index.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { deferred, isPending, nextTurn } from '../../utils/flaky.js';
@@ -153,5 +159,95 @@ describe('circuit breaker: waiting for the half-open verdict', () => {
     expect(time.pendingTimerCount).toBe(0);
     probe.resolve('probe');
     await probeCall;
+  });
+});
+
+describe('circuit breaker: waiting for a verdict a shared store keeps', () => {
+  /** A store shared with other processes, as one process sees it: scripted admissions and manual transitions. */
+  class ScriptedStore implements CircuitBreakerStateStore {
+    constructor(
+      private readonly answers: CircuitAcquireResult[],
+      private readonly manual: { close?: CircuitTransition; isolate?: CircuitTransition } = {},
+    ) {}
+    acquire(): CircuitAcquireResult {
+      return this.answers.length > 1 ? this.answers.shift()! : this.answers[0];
+    }
+    record(): undefined {
+      return undefined;
+    }
+    isolate(): CircuitTransition | undefined {
+      return this.manual.isolate;
+    }
+    close(): CircuitTransition | undefined {
+      return this.manual.close;
+    }
+    exportSnapshot(): CircuitSnapshot {
+      throw new Error('not needed');
+    }
+    importSnapshot(): void {}
+  }
+
+  const waiting = (verdictDueAt: number): CircuitAcquireResult => ({ state: 'half-open', retryAfter: 5, verdictDueAt });
+  const open: CircuitAcquireResult = { state: 'open', retryAfter: 100 };
+
+  function sharedPipeline(store: CircuitBreakerStateStore, control?: CircuitBreakerManualControl) {
+    const time = new FakeTimeProvider(0);
+    const pipeline = new ResiliencePipelineBuilder({ name: 'fleet', timeProvider: time })
+      .addCircuitBreaker({ stateStore: store, waitForHalfOpenVerdict: true, manualControl: control })
+      .build();
+    return { pipeline, time };
+  }
+
+  it.each([
+    [1_000, 500],
+    [500, 1_000],
+  ])('callers told %d ms and %d ms are both released at the earlier time', async (first, second) => {
+    const { pipeline, time } = sharedPipeline(new ScriptedStore([waiting(first), waiting(second), open]));
+    const a = settle(pipeline.execute(ok));
+    const b = settle(pipeline.execute(ok));
+    await nextTurn();
+    expect(time.pendingTimerCount).toBe(1);
+    time.advance(499);
+    expect(await isPending(a)).toBe(true);
+    expect(await isPending(b)).toBe(true);
+    time.advance(1);
+    expect(await a).toBeInstanceOf(BrokenCircuitError);
+    expect(await b).toBeInstanceOf(BrokenCircuitError);
+    expect(time.pendingTimerCount).toBe(0);
+  });
+
+  it('closing by hand releases waiting callers at once, whatever state this process last saw', async () => {
+    const control = new CircuitBreakerManualControl();
+    const store = new ScriptedStore([waiting(1_000), { state: 'closed', permit: { generation: 1, probe: false } }], {
+      close: { from: 'open', to: 'closed', reason: 'manual-close' },
+    });
+    const { pipeline, time } = sharedPipeline(store, control);
+    const waiter = pipeline.execute(ok);
+    await nextTurn();
+    await control.close();
+    await expect(waiter).resolves.toBe('ok');
+    expect(time.now()).toBe(0);
+    expect(time.pendingTimerCount).toBe(0);
+  });
+
+  it('isolating by hand releases waiting callers at once: they are rejected as isolated', async () => {
+    const control = new CircuitBreakerManualControl();
+    const store = new ScriptedStore([waiting(1_000), { state: 'isolated' }], {
+      isolate: { from: 'open', to: 'isolated', reason: 'manual-isolate' },
+    });
+    const { pipeline, time } = sharedPipeline(store, control);
+    const waiter = settle(pipeline.execute(ok));
+    await nextTurn();
+    await control.isolate();
+    expect(await waiter).toBeInstanceOf(IsolatedCircuitError);
+    expect(time.pendingTimerCount).toBe(0);
+  });
+
+  it('an open answer never makes a caller wait, even with a verdict time', async () => {
+    const { pipeline, time } = sharedPipeline(
+      new ScriptedStore([{ state: 'open', retryAfter: 30, verdictDueAt: 1_000 }]),
+    );
+    expect(await settle(pipeline.execute(ok))).toMatchObject({ name: 'BrokenCircuitError', retryAfter: 30 });
+    expect(time.pendingTimerCount).toBe(0);
   });
 });
