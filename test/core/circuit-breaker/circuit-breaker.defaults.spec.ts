@@ -113,6 +113,10 @@ describe('circuit breaker defaults', () => {
     expect(provider.circuitState).toBe('open');
   });
 
+  it('a circuit is closed before its first call', () => {
+    expect(breaker().provider.circuitState).toBe('closed');
+  });
+
   it('keys a circuit by pipeline, instance and strategy name', () => {
     expect(breaker({}, { name: 'orders' }).provider.circuitKey).toBe('orders/circuit-breaker');
     expect(breaker({ name: 'payments' }, { name: 'orders' }).provider.circuitKey).toBe('orders/payments');
