@@ -367,8 +367,9 @@ export class CircuitBreakerStrategy<T>
   }
 
   private armWaitTimer(due: number): void {
+    // No timer is armed while waitTimerDue is Infinity.
     // Stryker disable next-line EqualityOperator: equivalent — `<` re-arms a timer for the same due time, still one timer
-    if (this.waitTimer !== undefined && this.waitTimerDue <= due) return;
+    if (this.waitTimerDue <= due) return;
     this.disarmWaitTimer();
     this.waitTimerDue = due;
     this.waitTimer = this.time.setTimeout(
@@ -454,11 +455,12 @@ export class CircuitBreakerStrategy<T>
       });
     } else if (to === 'closed') {
       call(this.options.onClosed, { context, outcome, reason, isManual });
-    } else if (to === 'half-open' && context) {
-      call(this.options.onHalfOpened, { context });
+    } else {
+      // Half-open: only a call's admission (with its context) lets the probes through.
+      call(this.options.onHalfOpened, { context: context! });
     }
     // Callers waiting for a half-open verdict re-apply for a permit after any change.
-    if (from === 'half-open' || to === 'closed' || to === 'isolated') this.wakeWaiters();
+    this.wakeWaiters();
     // Stryker disable next-line ConditionalExpression: equivalent — `false` returns a promise of nothing instead of nothing: one more hop
     if (pending.length === 0) return undefined;
     return Promise.all(pending).then(() => undefined);

@@ -124,6 +124,30 @@ describe('circuit breaker: waiting for the half-open verdict', () => {
     expect(time.pendingTimerCount).toBe(0);
   });
 
+  it("a woken waiter leaves no listener on its caller's signal", async () => {
+    const { pipeline, probe, probeCall } = await probing();
+    const controller = new AbortController();
+    const live = new Set<unknown>();
+    const { signal } = controller;
+    const add = signal.addEventListener.bind(signal);
+    const remove = signal.removeEventListener.bind(signal);
+    signal.addEventListener = ((type: string, listener: EventListener, options?: AddEventListenerOptions) => {
+      if (type === 'abort') live.add(listener);
+      add(type, listener, options);
+    }) as typeof signal.addEventListener;
+    signal.removeEventListener = ((type: string, listener: EventListener, options?: EventListenerOptions) => {
+      if (type === 'abort') live.delete(listener);
+      remove(type, listener, options);
+    }) as typeof signal.removeEventListener;
+    const waiter = pipeline.execute(ok, { signal });
+    await nextTurn();
+    expect(live.size).toBe(1);
+    probe.resolve('probe');
+    await probeCall;
+    await expect(waiter).resolves.toBe('ok');
+    expect(live.size).toBe(0);
+  });
+
   it('a caller whose signal is already aborted when it would wait is rejected with its reason at once', async () => {
     const { pipeline, time, probe, probeCall } = await probing();
     const controller = new AbortController();
