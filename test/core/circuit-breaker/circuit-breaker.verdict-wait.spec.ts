@@ -131,14 +131,16 @@ describe('circuit breaker: waiting for the half-open verdict', () => {
     const { signal } = controller;
     const add = signal.addEventListener.bind(signal);
     const remove = signal.removeEventListener.bind(signal);
-    signal.addEventListener = ((type: string, listener: EventListener, options?: AddEventListenerOptions) => {
-      if (type === 'abort') live.add(listener);
-      add(type, listener, options);
-    }) as typeof signal.addEventListener;
-    signal.removeEventListener = ((type: string, listener: EventListener, options?: EventListenerOptions) => {
-      if (type === 'abort') live.delete(listener);
-      remove(type, listener, options);
-    }) as typeof signal.removeEventListener;
+    type Listen = AbortSignal['addEventListener'];
+    type Unlisten = AbortSignal['removeEventListener'];
+    signal.addEventListener = (...args: Parameters<Listen>) => {
+      if (args[0] === 'abort') live.add(args[1]);
+      add(...args);
+    };
+    signal.removeEventListener = (...args: Parameters<Unlisten>) => {
+      if (args[0] === 'abort') live.delete(args[1]);
+      remove(...args);
+    };
     const waiter = pipeline.execute(ok, { signal });
     await nextTurn();
     expect(live.size).toBe(1);
