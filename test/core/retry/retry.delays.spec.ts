@@ -338,3 +338,34 @@ describe('retry next to a timeout (one inline run)', () => {
     expect(budget.statistics).toEqual({ calls: 3, retries: 0, allowed: 0 });
   });
 });
+
+describe('retry: answers that are not numbers, and options left out', () => {
+  it('a delay generator or retryAfter extractor answering a string falls back to the backoff', async () => {
+    expect(
+      await delaysOf(
+        { maxRetryAttempts: 1, delay: 120, delayGenerator: () => '5' as unknown as number },
+        scripted({ throws: down }),
+      ),
+    ).toEqual([120]);
+    expect(
+      await delaysOf(
+        { maxRetryAttempts: 1, delay: 130, retryAfter: () => '7' as unknown as number },
+        scripted({ throws: down }),
+      ),
+    ).toEqual([130]);
+  });
+
+  it('honorRetryAfter false ignores an error retryAfter without callbacks too; true honours it', async () => {
+    const throttled = () => scripted({ throws: withRetryAfter(900) });
+    expect(await delaysOf({ maxRetryAttempts: 1, delay: 100, honorRetryAfter: false }, throttled())).toEqual([100]);
+    expect(await delaysOf({ maxRetryAttempts: 1, delay: 100, honorRetryAfter: true }, throttled())).toEqual([900]);
+  });
+
+  it('without a budget, retries are not capped: 150 immediate retries all run', async () => {
+    const fn = scripted<string>({ throws: down });
+    await expect(
+      new ResiliencePipelineBuilder().addRetry({ maxRetryAttempts: 150, delay: 0 }).build().execute(fn),
+    ).rejects.toBe(down);
+    expect(fn.calls).toBe(151);
+  });
+});
