@@ -24,11 +24,11 @@ export interface CircuitBreakerPredicateArguments<T> {
 
 /** What `onOpened` receives when the circuit opens. @publicApi */
 export interface OnCircuitOpenedArguments<T> {
-  /** The context of the call during which it opened. */
+  /** The context of the call during which it opened (a new, empty one when isolated by hand). */
   readonly context: ResilienceContext;
   /** The failure that opened the circuit; absent when it opened on a hung probe or by hand. */
   readonly outcome: Outcome<T> | undefined;
-  /** How long the circuit stays open, in milliseconds. */
+  /** How long the circuit stays open, in milliseconds (`Infinity` when isolated by hand: until closed). */
   readonly breakDuration: number;
   /** Why it opened. */
   readonly reason: CircuitTransitionReason;

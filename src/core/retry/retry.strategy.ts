@@ -51,6 +51,7 @@ export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T
       maxDelay: options.maxDelay,
     };
     this.shouldHandle = options.shouldHandle ?? handleAllErrors;
+    // Stryker disable next-line ConditionalExpression: equivalent — `true` asks the default predicate, which never handles a value
     this.handlesResults = options.shouldHandle !== undefined;
     this.random = options.random ?? context.random;
     this.time = context.timeProvider;
@@ -59,7 +60,9 @@ export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T
     this.budget =
       budget === undefined || budget instanceof RetryBudget ? budget : new RetryBudget(budget, context.timeProvider);
     this.needsRetryArguments =
+      // Stryker disable next-line ConditionalExpression: equivalent — `true` computes every delay through nextDelay, which without callbacks gives the same delay
       options.delayGenerator !== undefined || options.retryAfter !== undefined || options.onRetry !== undefined;
+    // Stryker disable next-line ConditionalExpression,LogicalOperator: equivalent — a fresh state object is never touched by the backoffs that keep none
     this.backoffKeepsState = this.backoff.backoffType === 'exponential' && this.backoff.useJitter;
   }
 
@@ -73,12 +76,14 @@ export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T
   /** @internal Runs the loop at once when attempts are timed or reported; otherwise the first attempt runs inline. */
   inlineEnter(context: ResilienceContext, next: StrategyNext<T>): Promise<T> | undefined {
     this.budget?.recordCall();
+    // Stryker disable next-line ConditionalExpression: equivalent — `true` runs the loop at once, which takes the same decisions as the inline first attempt
     if (this.telemetry.enabled || this.options.onRetry) return this.loop(next, context, undefined);
     context.attemptNumber = 0;
     return undefined;
   }
 
   /** @internal A value ends the call unless a predicate may want to retry it. */
+  // Stryker disable next-line BlockStatement: equivalent — without it the value goes through inlineResume, whose loop returns it unjudged by the default predicate
   inlineExitValue(): boolean {
     return !this.handlesResults;
   }
@@ -98,6 +103,7 @@ export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T
   ): Promise<T> {
     // Only decorrelated jitter keeps state between attempts; the other backoffs never touch it.
     const backoffState: BackoffState = this.backoffKeepsState ? { previous: 0 } : STATELESS_BACKOFF;
+    // Stryker disable next-line ConditionalExpression: equivalent — `true` times attempts nobody is told about
     const timed = this.telemetry.enabled || this.options.onRetry !== undefined;
     let attempt = 0;
     let pending = firstOutcome;
@@ -119,7 +125,9 @@ export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T
         const duration = timed ? this.time.now() - started : 0;
 
         const check = this.isHandled(outcome, context, attempt);
+        // Stryker disable next-line ConditionalExpression,StringLiteral: equivalent — awaiting a boolean only adds a hop
         const handled = typeof check === 'boolean' ? check : await check;
+        // Stryker disable next-line ConditionalExpression: equivalent — a disabled telemetry reports to no listener
         if (this.telemetry.enabled) {
           this.telemetry.report('ExecutionAttempt', handled ? 'warning' : 'information', context, {
             outcome,
@@ -139,12 +147,14 @@ export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T
         const delay = args
           ? await this.nextDelay(args, backoffState)
           : this.backoffDelay(outcome, attempt, backoffState);
+        // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent — with no wait, now is past the deadline only once the timeout fired, and then the outcome is a cancellation, never retried
         if (delay > 0 && this.time.now() + delay > context._deadline) {
           // Waiting would outlive the enclosing timeout: give the caller the real failure now.
           return this.giveUp(outcome, context, attempt, 'deadline');
         }
 
         if (this.options.onRetry) await this.options.onRetry({ ...args!, retryDelay: delay, duration });
+        // Stryker disable next-line ConditionalExpression: equivalent — a disabled telemetry reports to no listener
         if (this.telemetry.enabled) {
           this.telemetry.report('OnRetry', 'warning', context, {
             outcome,
@@ -153,6 +163,7 @@ export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T
             duration,
           });
         }
+        // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent — a zero delay settles at once, and rejects with the abort reason as the branch below does
         if (delay > 0) {
           await this.time.delay(delay, context.signal);
         } else if (context.isCancellationRequested) {
@@ -173,15 +184,18 @@ export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T
       if (isBrokenCircuitError(outcome.error) || isIsolatedCircuitError(outcome.error)) return false;
     }
     // The default predicate (handleAllErrors), without building its arguments.
+    // Stryker disable next-line ConditionalExpression: equivalent — `false` calls handleAllErrors, which decides the same
     if (!this.handlesResults) return !outcome.ok && !isCancellationError(outcome.error);
     return this.shouldHandle({ outcome, context, attemptNumber: attempt });
   }
 
   /** The delay when no callback computes it: the server's Retry-After if honoured, else the backoff. */
   private backoffDelay(outcome: Outcome<T>, attempt: number, state: BackoffState): number {
+    // Stryker disable next-line ConditionalExpression,LogicalOperator: equivalent — a value carries no error, hence no retryAfter
     if (this.options.honorRetryAfter !== false && !outcome.ok) {
+      // A finite, non-negative number or undefined.
       const serverWait = getRetryAfter(outcome.error);
-      if (typeof serverWait === 'number' && serverWait >= 0) return clampDelay(serverWait, this.backoff.maxDelay);
+      if (serverWait !== undefined) return clampDelay(serverWait, this.backoff.maxDelay);
     }
     return computeBackoffDelay(this.backoff, attempt, state, this.random);
   }
@@ -190,6 +204,7 @@ export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T
     const { delayGenerator, honorRetryAfter, retryAfter } = this.options;
     if (delayGenerator) {
       const generated = await delayGenerator(args);
+      // Stryker disable next-line ConditionalExpression: equivalent — `true` for the type check leaves undefined, which fails `>= 0`
       if (typeof generated === 'number' && generated >= 0 && !Number.isNaN(generated))
         return clampDelay(generated, undefined);
     }
@@ -199,6 +214,7 @@ export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T
         : args.outcome.ok
           ? undefined
           : getRetryAfter(args.outcome.error);
+      // Stryker disable next-line ConditionalExpression: equivalent — `true` for the type check leaves undefined, which fails `>= 0`
       if (typeof serverWait === 'number' && serverWait >= 0) return clampDelay(serverWait, this.backoff.maxDelay);
     }
     return computeBackoffDelay(this.backoff, args.attemptNumber, state, this.random);
@@ -210,6 +226,7 @@ export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T
     attempt: number,
     reason: 'max-attempts' | 'deadline' | 'budget',
   ): T {
+    // Stryker disable next-line ConditionalExpression: equivalent — a disabled telemetry reports to no listener
     if (this.telemetry.enabled) {
       this.telemetry.report('OnRetryGiveUp', 'error', context, { outcome, attemptNumber: attempt, reason });
     }

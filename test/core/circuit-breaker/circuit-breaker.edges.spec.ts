@@ -5,7 +5,7 @@ import {
   ResiliencePipelineBuilder,
   type CircuitBreakerStrategyOptions,
   type CircuitSnapshot,
-} from '../../../src/index.js';
+} from '../../../src/core/index.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { deferred, isPending, nextTurn } from '../../utils/flaky.js';
 

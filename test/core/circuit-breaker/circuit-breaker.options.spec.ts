@@ -6,7 +6,7 @@ import {
   MAX_TIMER_DELAY,
   ResiliencePipelineBuilder,
   ResilienceValidationError,
-} from '../../../src/index.js';
+} from '../../../src/core/index.js';
 
 const PREFIX = 'strategies[0] (circuit-breaker).';
 
@@ -131,6 +131,11 @@ describe('circuit breaker options', () => {
       ]);
     });
 
+    it('a kind that is not a string reports the kind only, even one that reads as a known kind', () => {
+      expect(problems({ kind: ['consecutive'], failureRatio: 0.5 }, 'p')).toEqual([{ path: 'kind', rule: ratioKinds }]);
+      expect(problems({ kind: 'toString', failureThreshold: 3 }, 'p')).toEqual([{ path: 'kind', rule: ratioKinds }]);
+    });
+
     it('an unknown kind reports the kind only, not every kind-specific option', () => {
       expect(problems({ kind: 'sliding', failureThreshold: 3, windowSize: 10 }, 'p')).toEqual([
         { path: 'kind', rule: ratioKinds },
@@ -154,6 +159,10 @@ describe('circuit breaker options', () => {
       expect(problems({ kind: 'count-window', minimumThroughput: 100 }, 'p')).toEqual([]);
       expect(problems({ kind: 'count-window', windowSize: 5, minimumThroughput: 6 }, 'p')).toEqual([
         { path: 'minimumThroughput', rule: 'must be <= windowSize (5), or the circuit can never open' },
+      ]);
+      // A minimumThroughput that is not a number is reported as such, not also compared with the window.
+      expect(problems({ kind: 'count-window', minimumThroughput: '200' }, 'p')).toEqual([
+        { path: 'minimumThroughput', rule: 'must be an integer >= 1' },
       ]);
       // Only the count window has that limit.
       expect(problems({ kind: 'time-window', minimumThroughput: 1_000 }, 'p')).toEqual([]);

@@ -7,7 +7,7 @@ import {
   isIsolatedCircuitError,
   IsolatedCircuitError,
   ResiliencePipelineBuilder,
-} from '../../../src/index.js';
+} from '../../../src/core/index.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { deferred } from '../../utils/flaky.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { computeBackoffDelay, MAX_TIMER_DELAY, type BackoffType } from '../../../src/index.js';
+import { computeBackoffDelay, MAX_TIMER_DELAY, type BackoffType } from '../../../src/core/index.js';
 
 const backoffTypes: BackoffType[] = ['constant', 'linear', 'exponential'];
 

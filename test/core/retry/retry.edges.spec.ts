@@ -5,7 +5,7 @@ import {
   RetryBudget,
   TimeoutRejectedError,
   type OnRetryArguments,
-} from '../../../src/index.js';
+} from '../../../src/core/index.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { scripted } from '../../utils/flaky.js';
 import { RecordingListener } from '../../utils/recording.listener.js';
@@ -186,6 +186,7 @@ const problems = (options: Record<string, unknown>) => strategyProblems('retry',
 
 describe('retry options', () => {
   const duration = `must be a number >= 0 and <= ${MAX_TIMER_DELAY}`;
+  const notADuration = 'must be a duration: milliseconds, or in configuration "200ms", "2s", "1m", "00:00:30"';
   it.each<[Record<string, unknown>, string, string]>([
     [{ name: '' }, 'name', 'must be a non-empty string'],
     [{ maxRetryAttempts: -1 }, 'maxRetryAttempts', 'must be an integer >= 0'],
@@ -194,11 +195,7 @@ describe('retry options', () => {
     [{ maxRetryAttempts: Number.NaN }, 'maxRetryAttempts', 'must be an integer >= 0'],
     [{ delay: -1 }, 'delay', duration],
     [{ delay: MAX_TIMER_DELAY + 1 }, 'delay', duration],
-    [
-      { delay: '1s-ish' },
-      'delay',
-      'must be a duration: milliseconds, or in configuration "200ms", "2s", "1m", "00:00:30"',
-    ],
+    [{ delay: '1s-ish' }, 'delay', notADuration],
     [{ backoffType: 'fibonacci' }, 'backoffType', 'must be one of "constant", "linear", "exponential"'],
     [{ useJitter: 1 }, 'useJitter', 'must be a boolean'],
     [{ maxDelay: -1 }, 'maxDelay', duration],
@@ -216,6 +213,9 @@ describe('retry options', () => {
     [{ budget: { window: 9 } }, 'budget.window', `must be a number >= 10 and <= ${MAX_TIMER_DELAY}`],
     [{ budget: { rate: 1 } }, 'budget.rate', 'is not a known option'],
     [{ maxDelay: 99, delay: 100 }, 'maxDelay', 'must be >= delay (100)'],
+    // A delay that is not a number is reported as such, not also compared with the other.
+    [{ maxDelay: '50', delay: 100 }, 'maxDelay', notADuration],
+    [{ delay: '200', maxDelay: 100 }, 'delay', notADuration],
     [{ retries: 3 }, 'retries', 'is not a known option'],
   ])('%j is rejected at %s', (options, path, rule) => {
     expect(problems(options)).toEqual([{ path, rule }]);
