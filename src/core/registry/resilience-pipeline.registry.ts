@@ -193,6 +193,7 @@ export class ResiliencePipelineRegistry {
 
   /** Like `getPipeline`, but `undefined` for an unknown name. */
   tryGetPipeline<T = unknown>(name: string, key?: string): ResiliencePipeline<T> | undefined {
+    this.assertNotDisposed();
     const invalid = this.invalid.get(name);
     if (invalid) throw new ResilienceValidationError(invalid, `Invalid configuration for pipeline "${name}"`);
     const entry = this.entries.get(name);
@@ -202,6 +203,7 @@ export class ResiliencePipelineRegistry {
 
   /** The pipeline registered under `name`, or one configured now by `configure` and registered. */
   getOrAddPipeline<T = unknown>(name: string, configure: ConfigurePipeline<T>, key?: string): ResiliencePipeline<T> {
+    this.assertNotDisposed();
     let entry = this.entries.get(name);
     if (!entry) {
       entry = { configure: configure as ConfigurePipeline<unknown>, instances: new Map() };
@@ -429,8 +431,11 @@ export class ResiliencePipelineRegistry {
     return { service: <S>(serviceKey: StrategyServiceKey<S>) => services.get(serviceKey) as S | undefined };
   }
 
-  private instance(name: string, entry: Entry, key: string | undefined): RegisteredPipeline<unknown> {
+  private assertNotDisposed(): void {
     if (this.disposed) throw new Error('The resilience pipeline registry has been disposed.');
+  }
+
+  private instance(name: string, entry: Entry, key: string | undefined): RegisteredPipeline<unknown> {
     let handle = entry.instances.get(key ?? '');
     if (!handle) {
       handle = new RegisteredPipeline(this.buildEntry(name, entry, key));
