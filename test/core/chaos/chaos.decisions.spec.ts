@@ -152,7 +152,7 @@ describe('chaos latency', () => {
 
   it('adds nothing, and reports nothing, for a latency of zero or less', async () => {
     for (const ms of [0, -5]) {
-      const onLatencyInjected = jest.fn();
+      const onLatencyInjected = jest.fn<() => void>();
       const { time, pipeline, events } = latency({ latencyGenerator: () => ms, onLatencyInjected });
       await expect(pipeline.execute(() => 'now')).resolves.toBe('now');
       expect(time.pendingTimerCount).toBe(0);
@@ -164,7 +164,7 @@ describe('chaos latency', () => {
 
 describe('chaos outcome', () => {
   it('lets the call run when the generator declines, and waits for an asynchronous one', async () => {
-    const onOutcomeInjected = jest.fn();
+    const onOutcomeInjected = jest.fn<(args: { outcome: unknown }) => void>();
     const events: ResilienceEvent[] = [];
     let inject = false;
     const pipeline = new ResiliencePipelineBuilder<string>({

@@ -13,11 +13,12 @@ import {
   ResilienceContext,
   TimeoutRejectedError,
   type HttpRequestInfo,
+  type Outcome,
 } from '../../../src/index.js';
 
 const withStatus = (status: number) => Object.assign(new Error(`HTTP ${status}`), { status });
 const network = () => Object.assign(new Error('reset'), { code: 'ECONNRESET' });
-const timeout = () => new TimeoutRejectedError('late', { timeout: 10 } as never);
+const timeout = () => new TimeoutRejectedError(10);
 const abort = () => new DOMException('stopped', 'AbortError');
 
 function requestContext(info: Partial<HttpRequestInfo>): ResilienceContext {
@@ -68,8 +69,7 @@ describe('HTTP statuses', () => {
 });
 
 describe('handleTransientHttp', () => {
-  const handled = (outcome: ReturnType<typeof outcomeFromValue>, context?: ResilienceContext) =>
-    handleTransientHttp({ outcome, context } as never);
+  const handled = (outcome: Outcome<unknown>, context?: ResilienceContext) => handleTransientHttp({ outcome, context });
 
   it('handles responses and errors with a transient status, network errors and timeouts', () => {
     expect(handled(outcomeFromValue({ status: 503 }))).toBe(true);
@@ -93,10 +93,9 @@ describe('handleTransientHttp', () => {
 });
 
 describe('handleHttpFailure and handleRetryableHttpFailure', () => {
-  const failure = (outcome: ReturnType<typeof outcomeFromValue>, context?: ResilienceContext) =>
-    handleHttpFailure({ outcome, context } as never);
-  const retryable = (outcome: ReturnType<typeof outcomeFromValue>, context?: ResilienceContext) =>
-    handleRetryableHttpFailure({ outcome, context } as never);
+  const failure = (outcome: Outcome<unknown>, context?: ResilienceContext) => handleHttpFailure({ outcome, context });
+  const retryable = (outcome: Outcome<unknown>, context?: ResilienceContext) =>
+    handleRetryableHttpFailure({ outcome, context });
 
   it('counts transient failures, and the statuses the request lists', () => {
     expect(failure(outcomeFromError(network()))).toBe(true);

@@ -32,6 +32,13 @@ function state(result: RateLimitLease | Promise<RateLimitLease>): { value: strin
   return seen;
 }
 
+/** Takes a permit that is answered at once (granted or not), for a limiter whose queue is not involved. */
+function take(limiter: RateLimiter, context = ctx()): RateLimitLease {
+  const lease = limiter.acquire(context);
+  if (lease instanceof Promise) throw new Error('expected an answer at once');
+  return lease;
+}
+
 const flush = async () => {
   for (let i = 0; i < 5; i++) await Promise.resolve();
 };
@@ -71,7 +78,7 @@ describe('ConcurrencyLimiter', () => {
 
   it('cancels the queued callers on dispose, and queues nobody afterwards', async () => {
     const limiter = new ConcurrencyLimiter({ permitLimit: 1, queueLimit: 5 });
-    limiter.acquire(ctx());
+    take(limiter);
     const queued = state(limiter.acquire(ctx()));
     limiter.dispose();
     await flush();
@@ -131,8 +138,8 @@ describe('time-based limiters', () => {
     expect(state(bucket.acquire(ctx())).value).toBe('granted');
     time.advance(1_500);
     expect(bucket.availableTokens).toBe(2);
-    bucket.acquire(ctx());
-    bucket.acquire(ctx());
+    take(bucket);
+    take(bucket);
     expect(state(bucket.acquire(ctx())).value).toBe('rejected:500'); // the next refill is at 2,000
     time.advance(500);
     expect(bucket.availableTokens).toBe(2);
@@ -142,7 +149,7 @@ describe('time-based limiters', () => {
   it('token bucket: a queued caller waits for as many periods as tokens are missing', () => {
     const time = new FakeTimeProvider();
     const bucket = new TokenBucketRateLimiter({ tokenLimit: 1, replenishmentPeriod: 100, queueLimit: 2 }, time);
-    bucket.acquire(ctx());
+    take(bucket);
     const one = state(bucket.acquire(ctx()));
     const two = state(bucket.acquire(ctx()));
     expect(bucket.queuedCount).toBe(2);
@@ -164,7 +171,7 @@ describe('time-based limiters', () => {
       { tokenLimit: 3, tokensPerPeriod: 3, replenishmentPeriod: 100, queueLimit: 3 },
       time,
     );
-    for (let i = 0; i < 3; i++) bucket.acquire(ctx());
+    for (let i = 0; i < 3; i++) take(bucket);
     const waiting = [state(bucket.acquire(ctx())), state(bucket.acquire(ctx()))];
     await time.advanceAsync(100);
     expect(waiting.map((w) => w.value)).toEqual(['granted', 'granted']);
@@ -175,7 +182,7 @@ describe('time-based limiters', () => {
   it('a newcomer never overtakes a queued caller, even with a permit free', async () => {
     const time = new FakeTimeProvider();
     const bucket = new TokenBucketRateLimiter({ tokenLimit: 1, replenishmentPeriod: 100, queueLimit: 2 }, time);
-    bucket.acquire(ctx());
+    take(bucket);
     const first = state(bucket.acquire(ctx()));
     time.setTimeout(() => {
       // At the refill, before the limiter's own timer: the token belongs to the queued caller.
@@ -189,12 +196,12 @@ describe('time-based limiters', () => {
     const time = new FakeTimeProvider(10);
     const window = new FixedWindowRateLimiter({ permitLimit: 2, window: 1_000, queueLimit: 4 }, time);
     expect(window.isIdle()).toBe(true);
-    window.acquire(ctx());
-    window.acquire(ctx());
+    take(window);
+    take(window);
     expect(window.isIdle()).toBe(false);
     time.advance(2_500); // now 2,510: the window started at 2,010
-    window.acquire(ctx());
-    window.acquire(ctx());
+    take(window);
+    take(window);
     const queued = [1, 2, 3, 4].map(() => state(window.acquire(ctx())));
     expect(time.pendingDelays).toEqual([500]);
     expect(state(window.acquire(ctx())).value).toBe('rejected:2500'); // 2 windows for the queue, then its own
@@ -210,7 +217,7 @@ describe('time-based limiters', () => {
   it('fixed window: a rejection waits for the next window when nobody queues', () => {
     const time = new FakeTimeProvider();
     const window = new FixedWindowRateLimiter({ permitLimit: 1, window: 1_000 }, time);
-    window.acquire(ctx());
+    take(window);
     time.advance(999);
     expect(state(window.acquire(ctx())).value).toBe('rejected:1');
     time.advance(1);
@@ -224,11 +231,11 @@ describe('time-based limiters', () => {
       time,
     );
     expect(sliding.isIdle()).toBe(true);
-    sliding.acquire(ctx()); // segment 0
+    take(sliding); // segment 0
     time.advance(250);
-    sliding.acquire(ctx()); // segment 1
+    take(sliding); // segment 1
     time.advance(250);
-    sliding.acquire(ctx()); // segment 2
+    take(sliding); // segment 2
     expect(sliding.isIdle()).toBe(false);
     const queued = state(sliding.acquire(ctx()));
     // The queued caller takes the permit of segment 0 (back at 1,000); the next one, segment 1's (1,250).
@@ -245,7 +252,7 @@ describe('time-based limiters', () => {
   it('sliding window: the default 10 segments, and a whole window when the queue is longer than the limit', () => {
     const time = new FakeTimeProvider();
     const sliding = new SlidingWindowRateLimiter({ permitLimit: 1, window: 1_000, queueLimit: 1 }, time);
-    sliding.acquire(ctx());
+    take(sliding);
     expect(time.pendingTimerCount).toBe(0);
     state(sliding.acquire(ctx()));
     expect(time.pendingDelays).toEqual([100]);
@@ -255,7 +262,7 @@ describe('time-based limiters', () => {
   it('never tells a negative wait', () => {
     const time = new FakeTimeProvider();
     const sliding = new SlidingWindowRateLimiter({ permitLimit: 1, window: 1_000, segmentsPerWindow: 2 }, time);
-    sliding.acquire(ctx());
+    take(sliding);
     time.advance(999);
     expect(state(sliding.acquire(ctx())).value).toBe('rejected:1');
   });
@@ -263,7 +270,7 @@ describe('time-based limiters', () => {
   it('cancels the queue and its timer on dispose, and queues nobody afterwards', async () => {
     const time = new FakeTimeProvider();
     const bucket = new TokenBucketRateLimiter({ tokenLimit: 1, replenishmentPeriod: 100, queueLimit: 2 }, time);
-    bucket.acquire(ctx());
+    take(bucket);
     const queued = state(bucket.acquire(ctx()));
     expect(time.pendingTimerCount).toBe(1);
     bucket.dispose();
@@ -277,7 +284,7 @@ describe('time-based limiters', () => {
   it('a queued caller that leaves frees its place at once', async () => {
     const time = new FakeTimeProvider();
     const window = new FixedWindowRateLimiter({ permitLimit: 1, window: 100, queueLimit: 1 }, time);
-    window.acquire(ctx());
+    take(window);
     const controller = new AbortController();
     const leaving = state(window.acquire(new ResilienceContext({ signal: controller.signal })));
     controller.abort(new Error('gone'));
@@ -299,7 +306,7 @@ describe('PartitionedRateLimiter', () => {
       (key) => (made.push(key), new FixedWindowRateLimiter({ permitLimit: 5, window: 1_000 }, time)),
       4,
     );
-    const as = (key: string) => limiter.acquire(new ResilienceContext({ operationKey: key }));
+    const as = (key: string) => take(limiter, new ResilienceContext({ operationKey: key }));
     as('a');
     as('b');
     as('c');
@@ -321,8 +328,8 @@ describe('PartitionedRateLimiter', () => {
       () => new FixedWindowRateLimiter({ permitLimit: 5, window: 1_000 }, time),
       2,
     );
-    limiter.acquire(new ResilienceContext({ operationKey: 'busy' }));
-    limiter.acquire(new ResilienceContext({ operationKey: 'other' }));
+    take(limiter, new ResilienceContext({ operationKey: 'busy' }));
+    take(limiter, new ResilienceContext({ operationKey: 'other' }));
     expect(limiter.partitionCount).toBe(2);
   });
 
@@ -333,11 +340,11 @@ describe('PartitionedRateLimiter', () => {
       () => new TokenBucketRateLimiter({ tokenLimit: 5, replenishmentPeriod: 1 }, time),
     );
     for (let i = 0; i < 1_023; i++) {
-      limiter.acquire(new ResilienceContext({ operationKey: `k${i}` }));
+      take(limiter, new ResilienceContext({ operationKey: `k${i}` }));
       time.advance(1);
     }
     expect(limiter.partitionCount).toBe(1_023);
-    limiter.acquire(new ResilienceContext({ operationKey: 'last' }));
+    take(limiter, new ResilienceContext({ operationKey: 'last' }));
     expect(limiter.partitionCount).toBe(1); // every bucket refilled: only the one asked is kept
   });
 
@@ -351,9 +358,9 @@ describe('PartitionedRateLimiter', () => {
         return l;
       },
     );
-    limiter.acquire(new ResilienceContext({ operationKey: 'a' }));
+    take(limiter, new ResilienceContext({ operationKey: 'a' }));
     const queued = state(limiter.acquire(new ResilienceContext({ operationKey: 'a' })));
-    limiter.acquire(new ResilienceContext({ operationKey: 'b' }));
+    take(limiter, new ResilienceContext({ operationKey: 'b' }));
     const spies = limiters.map((l) => jest.spyOn(l, 'dispose'));
     limiter.dispose();
     await flush();
@@ -408,7 +415,7 @@ describe('ChainedRateLimiter', () => {
     const first = new ConcurrencyLimiter({ permitLimit: 2 });
     const second = new ConcurrencyLimiter({ permitLimit: 1, queueLimit: 1 });
     const chain = new ChainedRateLimiter([first, second]);
-    chain.acquire(ctx());
+    take(chain);
     const controller = new AbortController();
     const waiting = chain.acquire(new ResilienceContext({ signal: controller.signal }));
     expect(first.availablePermits).toBe(0);
@@ -527,7 +534,7 @@ describe('the rate limiter strategy', () => {
               throw new Error('sync');
             },
           }),
-        } as never)
+        })
         .build();
       await expect(pipeline.execute(() => 'x')).rejects.toThrow('sync');
       await expect(pipeline.execute(() => 'x')).rejects.toThrow('sync'); // not RateLimiterRejectedError

@@ -8,14 +8,12 @@ import {
   ResiliencePipelineBuilder,
   SlidingWindowRateLimiter,
   TokenBucketRateLimiter,
-  type RateLimiterStrategyOptions,
 } from '../../../src/index.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { deferred } from '../../utils/flaky.js';
 import { strategyProblems } from '../../utils/validation-problems.js';
 
-const problems = (options: object) =>
-  strategyProblems('rate-limiter', (b) => b.addRateLimiter(options as RateLimiterStrategyOptions));
+const problems = (options: object) => strategyProblems('rate-limiter', (b) => b.addRateLimiter(options));
 
 const fakeLimiter = { acquire: () => ({ acquired: true, release: () => undefined }), isIdle: () => true, dispose() {} };
 

@@ -7,6 +7,7 @@ import {
   ResiliencePipelineRegistry,
   ResilienceValidationError,
   UnknownPipelineError,
+  type ConfigurePipeline,
   type RateLimiter,
   type ValidationIssue,
 } from '../../../src/index.js';
@@ -159,15 +160,15 @@ describe('pipelines and their instances', () => {
 
   it('getOrAddPipeline configures a pipeline once per key, with its name and key', async () => {
     const registry = new ResiliencePipelineRegistry({ timeProvider: new FakeTimeProvider() });
-    const configure = jest.fn((builder: { addRetry(o: object): unknown }) => {
+    const configure = jest.fn<ConfigurePipeline<unknown>>((builder) => {
       builder.addRetry({ maxRetryAttempts: 2, delay: 0 });
     });
-    const first = registry.getOrAddPipeline('coded', configure as never);
-    expect(registry.getOrAddPipeline('coded', configure as never)).toBe(first);
+    const first = registry.getOrAddPipeline('coded', configure);
+    expect(registry.getOrAddPipeline('coded', configure)).toBe(first);
     expect(registry.getPipeline('coded')).toBe(first);
     expect(configure).toHaveBeenCalledTimes(1);
     expect(configure.mock.calls[0][1]).toEqual({ name: 'coded', key: undefined });
-    const eu = registry.getOrAddPipeline('coded', configure as never, 'eu');
+    const eu = registry.getOrAddPipeline('coded', configure, 'eu');
     expect(eu).not.toBe(first);
     expect(configure).toHaveBeenCalledTimes(2);
     expect(configure.mock.calls[1][1]).toEqual({ name: 'coded', key: 'eu' });
