@@ -281,6 +281,15 @@ describe('time-based limiters', () => {
     bucket.dispose(); // twice is fine
   });
 
+  it('clears no timer it never started', () => {
+    const time = new FakeTimeProvider();
+    const clear = jest.spyOn(time, 'clearTimeout');
+    const window = new FixedWindowRateLimiter({ permitLimit: 1, window: 100, queueLimit: 1 }, time);
+    take(window);
+    window.dispose();
+    expect(clear).not.toHaveBeenCalled();
+  });
+
   it('a queued caller that leaves frees its place at once', async () => {
     const time = new FakeTimeProvider();
     const window = new FixedWindowRateLimiter({ permitLimit: 1, window: 100, queueLimit: 1 }, time);
@@ -316,6 +325,7 @@ describe('PartitionedRateLimiter', () => {
     expect(limiter.isIdle()).toBe(true);
     as('d'); // the 4th acquisition sweeps; "d" is kept although idle before its permit is taken
     expect(limiter.partitionCount).toBe(1);
+    expect(limiter.isIdle()).toBe(false); // "d" holds a permit
     as('a');
     expect(made).toEqual(['a', 'b', 'c', 'd', 'a']);
     expect(limiter.partitionCount).toBe(2);
@@ -421,6 +431,19 @@ describe('ChainedRateLimiter', () => {
     expect(first.availablePermits).toBe(0);
     controller.abort(new Error('gone'));
     await expect(waiting).rejects.toThrow('gone');
+    expect(first.availablePermits).toBe(1);
+  });
+
+  it('gives back the permits taken when a limit answers later with a rejection', async () => {
+    const first = new ConcurrencyLimiter({ permitLimit: 1 });
+    const remote: RateLimiter = {
+      acquire: () => Promise.resolve({ acquired: false, retryAfter: 250, release: () => undefined }),
+      isIdle: () => true,
+      dispose: () => undefined,
+    };
+    const chain = new ChainedRateLimiter([first, remote]);
+    const lease = await chain.acquire(ctx());
+    expect(lease).toMatchObject({ acquired: false, retryAfter: 250 });
     expect(first.availablePermits).toBe(1);
   });
 

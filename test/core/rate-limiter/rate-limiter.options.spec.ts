@@ -6,6 +6,7 @@ import {
   FixedWindowRateLimiter,
   ResilienceContext,
   ResiliencePipelineBuilder,
+  ResiliencePipelineRegistry,
   SlidingWindowRateLimiter,
   TokenBucketRateLimiter,
 } from '../../../src/index.js';
@@ -209,6 +210,23 @@ describe('the limiter the options make', () => {
     expect(keys).toEqual([]);
     gate.resolve('a');
     await first;
+  });
+
+  it('uses a single limit given in limits as it is: its queue shows in the statistics', async () => {
+    const time = new FakeTimeProvider();
+    const registry = new ResiliencePipelineRegistry({
+      timeProvider: time,
+      pipelines: {
+        p: { rateLimiter: { limits: [{ kind: 'fixed-window', permitLimit: 1, window: 100, queueLimit: 1 }] } },
+      },
+    });
+    const pipeline = registry.getPipeline('p');
+    await pipeline.execute(() => 'first');
+    const queued = pipeline.execute(() => 'queued');
+    expect(registry.limiterStatistics()[0]).toMatchObject({ kind: 'chained', queueLength: 1 });
+    await time.advanceAsync(100);
+    await expect(queued).resolves.toBe('queued');
+    await registry.dispose();
   });
 
   it('partitions a chain: every key gets its own chain of limits', async () => {
