@@ -38,7 +38,7 @@ describe('pipeline configuration from data (fuzzed)', () => {
       }),
       { numRuns: 400 },
     );
-  });
+  }, 30_000); // 400 configurations: seconds, more under load or mutation testing
 
   it('a pipelines value that is not an object is one validation error; null (an empty YAML key) is none', async () => {
     expect(await construct(null)).toBeUndefined();
@@ -105,5 +105,5 @@ describe('pipeline configuration from data (fuzzed)', () => {
     const registry = new ResiliencePipelineRegistry({ timeProvider: new FakeTimeProvider(), pipelines: valid });
     expect(registry.pipelineNames).toHaveLength(10_000);
     await registry.dispose();
-  });
+  }, 30_000); // 20,000 pipelines: seconds, more under load or mutation testing
 });
