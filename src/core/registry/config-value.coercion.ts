@@ -143,6 +143,7 @@ const MAX_DEPTH = 32;
 
 /** Copies plain objects and arrays, converting the values of known options; other values are kept. */
 function coerceData(value: unknown, depth: number): unknown {
+  // Stryker disable next-line EqualityOperator: equivalent — no option lives near this depth; the bound only stops hostile nesting
   if (depth > MAX_DEPTH) return value;
   if (Array.isArray(value)) return value.map((item) => coerceData(item, depth + 1));
   if (!isPlainObject(value)) return value;

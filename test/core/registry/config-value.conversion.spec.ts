@@ -112,6 +112,11 @@ describe('conversion of configuration values', () => {
       expect.objectContaining({ path: 'pipelines.p.retry.delay', value: 'later' }),
       { path: 'pipelines.p.retry.useJitter', value: 'yes', rule: 'must be a boolean' },
     ]);
+    for (const text of ['infinite', 'max inf', 'inf.']) {
+      expect(converted({ retry: { maxRetryAttempts: text } })).toEqual([
+        expect.objectContaining({ path: 'pipelines.p.retry.maxRetryAttempts', value: text }),
+      ]);
+    }
     expect(converted({ retry: { maxRetryAttempts: '3x' } })).toEqual([
       expect.objectContaining({ path: 'pipelines.p.retry.maxRetryAttempts', value: '3x' }),
     ]);

@@ -84,8 +84,12 @@ describe('pipeline configuration from data (fuzzed)', () => {
 
   it('deep nesting inside a section is one validation error, not a stack overflow', async () => {
     let deep: Record<string, unknown> = { leaf: 1 };
-    for (let i = 0; i < 100_000; i++) deep = { nested: deep };
-    const error = await construct({ orders: { retry: { budget: deep }, circuitBreaker: deep, strategies: [deep] } });
+    let list: unknown[] = [];
+    for (let i = 0; i < 100_000; i++) {
+      deep = { nested: deep };
+      list = [list];
+    }
+    const error = await construct({ orders: { retry: { budget: deep, shouldHandle: list }, circuitBreaker: deep } });
     expectStartedOrOneValidationError(error);
     expect(error).toBeInstanceOf(ResilienceValidationError);
   });

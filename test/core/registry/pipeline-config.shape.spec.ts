@@ -127,6 +127,16 @@ describe('the shape of a pipeline configuration', () => {
     ).toEqual([expect.objectContaining({ path: 'pipelines.p.strategies[1].maxRetryAttempts', value: -1 })]);
   });
 
+  it('reads a number for a section without a main option as a timeout, and says it is not one', () => {
+    expect(problems({ retry: 3 })).toEqual([
+      expect.objectContaining({
+        path: 'pipelines.p.retry.timeout',
+        value: 3,
+        rule: expect.stringMatching(/^is not a known option/),
+      }),
+    ]);
+  });
+
   it('does not change the section objects it was given', () => {
     const retry = { maxRetryAttempts: 2, delay: 0, shouldHandle: 'all-errors' };
     const registry = new ResiliencePipelineRegistry({ pipelines: { p: { retry } } });

@@ -7,6 +7,7 @@ import {
   ResiliencePropertyKey,
   type CircuitBreakerStateStore,
   type RateLimiter,
+  TokenBucketRateLimiter,
 } from '../../../src/index.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { deferred } from '../../utils/flaky.js';
@@ -133,7 +134,12 @@ describe('registry.circuits() and circuitState()', () => {
     const pending = slow.executeOutcome(() => time.delay(150).then(ok));
     await time.advanceAsync(150);
     await pending;
-    expect(await r.circuitState('slow')).toMatchObject({ kind: 'slow-call', threshold: 0.9, throughput: 2 });
+    expect(await r.circuitState('slow')).toMatchObject({
+      kind: 'slow-call',
+      threshold: 0.9,
+      throughput: 2,
+      failures: 1,
+    });
     await r.dispose();
   });
 
@@ -287,6 +293,19 @@ describe('registry.limiterStatistics()', () => {
     for (const g of gates) g.resolve('done');
     await Promise.all(running);
     expect(registry.limiterStatistics()[0]).toMatchObject({ permitsInUse: 0, queueLength: 0 });
+    await registry.dispose();
+  });
+
+  it('reports a token bucket of one own without the figures it cannot know', async () => {
+    const time = new FakeTimeProvider();
+    const registry = new ResiliencePipelineRegistry({ timeProvider: time });
+    const bucket = new TokenBucketRateLimiter({ tokenLimit: 3, replenishmentPeriod: 1_000 }, time);
+    await registry.getOrAddPipeline('own', (b) => b.addRateLimiter({ limiter: bucket })).execute(ok);
+    registry.getOrAddPipeline('nothing', () => undefined);
+    expect(registry.limiterStatistics()).toEqual([
+      expect.objectContaining({ pipelineName: 'own', kind: 'custom', permitLimit: undefined, permitsInUse: undefined }),
+    ]);
+    expect(await registry.circuits()).toEqual([]);
     await registry.dispose();
   });
 

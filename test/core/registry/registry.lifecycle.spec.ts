@@ -115,6 +115,42 @@ describe('registering pipelines as data', () => {
     await registry.dispose();
   });
 
+  it('with a collector, a name given twice leaves the pipeline registered first as it was', async () => {
+    const registry = new ResiliencePipelineRegistry({ pipelines: { orders: { timeout: 100 } } });
+    const collect = new OptionsValidator('');
+    registry.addPipelines({ orders: { timeout: 200 } }, collect);
+    expect(collect.problems.map((p) => p.rule)).toEqual(['is already registered']);
+    expect(registry.isInvalidPipeline('orders')).toBe(false);
+    expect(registry.getPipelineConfig('orders')).toEqual({ timeout: 100 });
+    await expect(registry.getPipeline('orders').execute(ok)).resolves.toBe('ok');
+  });
+
+  it('lets an error that is not about options through, such as a distributed limit without a store', () => {
+    expect(
+      () =>
+        new ResiliencePipelineRegistry({
+          pipelines: {
+            p: { rateLimiter: { kind: 'token-bucket', tokenLimit: 5, replenishmentPeriod: 1_000, distributed: true } },
+          },
+        }),
+    ).toThrow(
+      'The rateLimiter of pipeline "p" is distributed, but no distributed store is configured (store: { redis }).',
+    );
+  });
+
+  it('gives its pipelines its telemetry listeners, random source and names', async () => {
+    const sources: unknown[] = [];
+    const registry = new ResiliencePipelineRegistry({
+      random: () => 0,
+      telemetryListeners: [{ write: (e) => void (e.eventName === 'OnChaosInjected' && sources.push(e.source)) }],
+      pipelines: { p: { chaosFault: { injectionRate: 0.5, message: 'injected' } } },
+    });
+    await expect(registry.getPipeline('p', 'eu').execute(ok)).rejects.toThrow('injected');
+    expect(sources).toEqual([
+      expect.objectContaining({ pipelineName: 'p', pipelineInstanceName: 'eu', strategyType: 'chaos-fault' }),
+    ]);
+  });
+
   it('a null pipelines option (an empty YAML key) registers nothing and throws nothing', () => {
     expect(new ResiliencePipelineRegistry({ pipelines: null as never }).pipelineNames).toEqual([]);
   });
@@ -179,6 +215,15 @@ describe('pipelines and their instances', () => {
     let calls = 0;
     await expect(first.execute(() => (++calls < 3 ? fail() : ok()))).resolves.toBe('ok');
     await registry.dispose();
+  });
+
+  it('getOrAddPipeline registers the first instance under the key it was asked for', () => {
+    const registry = new ResiliencePipelineRegistry();
+    const keys: (string | undefined)[] = [];
+    const eu = registry.getOrAddPipeline('coded', (b, { key }) => void (keys.push(key), b.addTimeout(10)), 'eu');
+    expect(registry.getPipeline('coded', 'eu')).toBe(eu);
+    expect(registry.getPipeline('coded')).not.toBe(eu);
+    expect(keys).toEqual(['eu', undefined]);
   });
 
   it('getOrAddPipeline registers nothing when the configured pipeline is invalid', () => {
@@ -427,6 +472,16 @@ describe('isolating circuits by hand', () => {
     expect(await registry.isolateCircuit('orders', 'nowhere')).toBe(0);
     expect(await registry.isolateCircuit('unknown')).toBe(0);
     await registry.dispose();
+  });
+
+  it('isolating a name that is not registered drives no circuit control', async () => {
+    const registry = new ResiliencePipelineRegistry({ pipelines: { orders: { timeout: 100 } } });
+    expect(await registry.isolateCircuit('ghost')).toBe(0);
+    const builder = registry.createBuilder<unknown>('Ghost.method');
+    registry.applyConfig(builder, { circuitBreaker: { kind: 'consecutive' } }, new OptionsValidator(''), {
+      sharedWith: 'ghost',
+    });
+    await expect(builder.build().execute(ok)).resolves.toBe('ok');
   });
 
   it('isolating a decorated method by name does not isolate a registered pipeline of another name', async () => {
