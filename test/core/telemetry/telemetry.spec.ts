@@ -55,6 +55,9 @@ describe('describing an outcome', () => {
     expect(errorType(Object.create(null))).toBe('Object');
     expect(errorType(new (class Thing {})())).toBe('Thing');
     expect(errorType(new Map())).toBe('Map');
+    const Anonymous = [class extends Error {}][0];
+    expect(errorType(Object.assign(new Anonymous('x'), { name: '' }))).toBe('Error');
+    expect(errorType(new [class {}][0]())).toBe('Object');
   });
 
   it('says ok, or the code, HTTP status and type, with the message only when asked', () => {
