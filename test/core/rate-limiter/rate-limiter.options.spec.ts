@@ -84,6 +84,20 @@ describe('rate limiter options', () => {
     ]);
   });
 
+  it('names the option given second, with a placeholder for its value', () => {
+    let error: unknown;
+    try {
+      new ResiliencePipelineBuilder()
+        .addRateLimiter({ kind: 'concurrency', permitLimit: 1, limiter: fakeLimiter } as never)
+        .build();
+    } catch (e) {
+      error = e;
+    }
+    expect((error as { issues: unknown[] }).issues).toEqual([
+      { path: 'strategies[0] (rate-limiter).limiter', value: '(given)', rule: 'cannot be combined with kind' },
+    ]);
+  });
+
   it('wants a limiter to be a RateLimiter', () => {
     expect(problems({ limiter: {} })).toEqual([{ path: 'limiter', rule: 'must be a RateLimiter' }]);
     expect(problems({ limiter: { acquire: 1 } })).toEqual([{ path: 'limiter', rule: 'must be a RateLimiter' }]);
@@ -164,6 +178,22 @@ describe('rate limiter options', () => {
       { path: 'segmentsPerWindow', rule: 'must be an integer >= 1 and <= 1000' },
       { path: 'window', rule: 'must be a number >= 1 and <= 2147483647' },
     ]);
+    expect(
+      problems({
+        kind: 'token-bucket',
+        tokenLimit: 2.5,
+        replenishmentPeriod: 1,
+        tokensPerPeriod: 1.5,
+        queueLimit: 0.5,
+      }),
+    ).toEqual([
+      { path: 'tokenLimit', rule: 'must be an integer >= 1' },
+      { path: 'tokensPerPeriod', rule: 'must be an integer >= 1' },
+      { path: 'queueLimit', rule: 'must be an integer >= 0' },
+    ]);
+    expect(problems({ kind: 'sliding-window', permitLimit: 1, window: 1, segmentsPerWindow: 2.5 })).toEqual([
+      { path: 'segmentsPerWindow', rule: 'must be an integer >= 1 and <= 1000' },
+    ]);
     expect(problems({ kind: 'sliding-window', permitLimit: 1, window: 1, segmentsPerWindow: 0 })).toEqual([
       { path: 'segmentsPerWindow', rule: 'must be an integer >= 1 and <= 1000' },
     ]);
@@ -210,6 +240,41 @@ describe('the limiter the options make', () => {
     expect(keys).toEqual([]);
     gate.resolve('a');
     await first;
+  });
+
+  it('in configuration, a limiter of one own is used as given, and a shared one keeps name and onRejected', async () => {
+    const acquired: string[] = [];
+    const own = new ConcurrencyLimiter({ permitLimit: 1 });
+    const mine = {
+      acquire: (c: ResilienceContext) => (acquired.push('mine'), own.acquire(c)),
+      isIdle: () => own.isIdle(),
+      dispose: () => own.dispose(),
+    };
+    const rejected: (number | undefined)[] = [];
+    const registry = new ResiliencePipelineRegistry({
+      pipelines: {
+        own: { rateLimiter: { limiter: mine } },
+        shared: {
+          rateLimiter: {
+            name: 'per-window',
+            kind: 'fixed-window',
+            permitLimit: 1,
+            window: 60_000,
+            onRejected: ({ retryAfter }) => void rejected.push(retryAfter),
+          },
+        },
+      },
+    });
+    await registry.getPipeline('own').execute(() => 'ok');
+    expect(acquired).toEqual(['mine']);
+    await registry.getPipeline('shared').execute(() => 'ok');
+    const error = await registry
+      .getPipeline('shared')
+      .execute(() => 'no')
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ name: 'RateLimiterRejectedError', source: { strategyName: 'per-window' } });
+    expect(rejected).toHaveLength(1);
+    await registry.dispose();
   });
 
   it('uses a single limit given in limits as it is: its queue shows in the statistics', async () => {
