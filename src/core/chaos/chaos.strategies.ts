@@ -33,6 +33,7 @@ abstract class ChaosStrategy<T> implements ResilienceStrategy<T> {
     this.time = context.timeProvider;
     this.telemetry = context.telemetry;
     this.random = base.random ?? context.random;
+    // Stryker disable next-line ConditionalExpression: equivalent as false — the generator path reads the same static options; this only skips a promise hop
     this.staticDecision = !base.enabledGenerator && !base.injectionRateGenerator;
   }
 
@@ -96,7 +97,7 @@ export class ChaosLatencyStrategy<T> extends ChaosStrategy<T> {
     if (latency > 0) {
       this.telemetry.report('OnChaosInjected', 'information', context, { kind: 'latency' });
       if (this.options.onLatencyInjected) await this.options.onLatencyInjected({ context, latency });
-      await this.time.delay(latency, context._scope.canAbort ? context.signal : undefined);
+      await this.time.delay(latency, context.signal);
     }
     return next(context);
   }

@@ -72,6 +72,8 @@ describe('when chaos injects', () => {
     expect(await faults({ enabledGenerator: () => true, injectionRate: 0.5 }, constant(0.6)).run()).toBe('called');
     expect(await faults({ enabledGenerator: () => true }, constant(0.000_5)).run()).toBe('injected');
     expect(await faults({ injectionRateGenerator: () => 0 }, constant(0)).run()).toBe('called');
+    expect(await faults({ enabledGenerator: () => false, injectionRate: 1 }).run()).toBe('called');
+    expect(await faults({ injectionRateGenerator: () => 0, injectionRate: 1 }).run()).toBe('called');
   });
 
   it('reports each injection with its kind, and nothing for a call it lets through', async () => {
