@@ -1,4 +1,4 @@
-import { describe, expect, it } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
 import { getEventListeners } from 'node:events';
 import {
   DEFAULT_HEDGING_DELAY,
@@ -160,6 +160,58 @@ describe('how many attempts hedging starts', () => {
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 
+  it('stops the hedge timer as soon as the caller cancels, even while an attempt ignores its signal', async () => {
+    const { time, pipeline } = setup({ delay: 100, maxHedgedAttempts: 2 });
+    const controller = new AbortController();
+    const result = pipeline.execute(() => time.delay(1_000).then(() => 'deaf'), { signal: controller.signal });
+    await time.advanceAsync(50);
+    expect(time.pendingDelays).toEqual([50, 950]);
+    controller.abort(new Error('caller left'));
+    await time.advanceAsync(0);
+    expect(time.pendingDelays).toEqual([950]);
+    await time.advanceAsync(950);
+    await expect(result).resolves.toBe('deaf');
+  });
+
+  it('returns an attempt that settled while the delay generator was still deciding', async () => {
+    const { time, pipeline } = setup({
+      delayGenerator: async () => {
+        await time.delay(50);
+        return 1_000;
+      },
+    });
+    const { callback, started } = attempts(time, [10]);
+    const result = pipeline.execute(callback);
+    let settledAt: number | undefined;
+    void result.then(() => (settledAt = time.now()));
+    await time.advanceAsync(50);
+    await time.advanceAsync(0);
+    expect(settledAt).toBe(50);
+    await expect(result).resolves.toBe('attempt 0');
+    expect(started).toEqual([0]);
+    expect(time.pendingTimerCount).toBe(0);
+  });
+
+  it('accepts an abort error an attempt raised on its own: it is not hedged', async () => {
+    const { time, pipeline } = setup({ delay: -1 });
+    const started: number[] = [];
+    const result = pipeline.execute((ctx) => {
+      started.push(ctx.attemptNumber);
+      return Promise.reject(new DOMException('gave up', 'AbortError'));
+    });
+    result.catch(() => undefined);
+    await time.advanceAsync(0);
+    await expect(result).rejects.toMatchObject({ name: 'AbortError', message: 'gave up' });
+    expect(started).toEqual([0]);
+  });
+
+  it('clears no timer it never started', async () => {
+    const { time, pipeline } = setup({ delay: -1 });
+    const clear = jest.spyOn(time, 'clearTimeout');
+    await expect(pipeline.execute(() => Promise.resolve('at once'))).resolves.toBe('at once');
+    expect(clear).not.toHaveBeenCalled();
+  });
+
   it('removes its listener from the caller signal when it returns normally', async () => {
     const { time, pipeline } = setup({ delay: 10 });
     const controller = new AbortController();
@@ -294,6 +346,20 @@ describe('the action generator', () => {
     await time.advanceAsync(15);
     await expect(result).resolves.toBe('generated attempt 1');
     expect(seen).toEqual([[true, 1, 1]]);
+  });
+
+  it('asks no more once the generator declined', async () => {
+    const asked: number[] = [];
+    const { time, pipeline } = setup({
+      delay: 10,
+      maxHedgedAttempts: 5,
+      actionGenerator: ({ attemptNumber }) => (asked.push(attemptNumber), undefined),
+    });
+    const { callback } = attempts(time, [200]);
+    const result = pipeline.execute(callback);
+    await time.advanceAsync(200);
+    await expect(result).resolves.toBe('attempt 0');
+    expect(asked).toEqual([1]);
   });
 
   it('turns an action that throws at once into a failed attempt', async () => {
