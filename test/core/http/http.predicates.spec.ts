@@ -160,7 +160,16 @@ describe('Retry-After', () => {
   });
 
   it('finds nothing without headers', () => {
-    for (const value of [null, 'text', 5, {}, { headers: null }, { headers: 'retry-after: 5' }, { response: {} }]) {
+    for (const value of [
+      null,
+      undefined,
+      'text',
+      5,
+      {},
+      { headers: null },
+      { headers: 'retry-after: 5' },
+      { response: {} },
+    ]) {
       expect(getHttpRetryAfter(value, now)).toBeUndefined();
     }
   });
