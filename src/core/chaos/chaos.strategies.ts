@@ -38,6 +38,7 @@ abstract class ChaosStrategy<T> implements ResilienceStrategy<T> {
   }
 
   execute(next: StrategyNext<T>, context: ResilienceContext): Promise<T> {
+    // Stryker disable next-line ConditionalExpression,BlockStatement: equivalent — see staticDecision
     if (this.staticDecision) {
       return this.decide(this.base.enabled ?? true, this.base.injectionRate ?? DEFAULT_INJECTION_RATE)
         ? this.inject(next, context)

@@ -65,6 +65,18 @@ describe('when chaos injects', () => {
     expect(rate).toHaveBeenCalledTimes(1);
   });
 
+  it('hands the generators the call context', async () => {
+    const byKey = (rate: number) => ({
+      injectionRateGenerator: ({ context }: { context: { operationKey?: string } }) =>
+        context.operationKey === 'chaos' ? rate : 0,
+    });
+    const pipeline = new ResiliencePipelineBuilder()
+      .addChaosFault({ fault: new Error('injected'), ...byKey(1) })
+      .build();
+    await expect(pipeline.execute(() => 'called', { operationKey: 'chaos' })).rejects.toThrow('injected');
+    await expect(pipeline.execute(() => 'called', { operationKey: 'calm' })).resolves.toBe('called');
+  });
+
   it('combines a generator with the static options', async () => {
     expect(await faults({ enabled: false, injectionRateGenerator: () => 1 }).run()).toBe('called');
     expect(await faults({ injectionRateGenerator: () => 1 }).run()).toBe('injected');
@@ -135,7 +147,9 @@ describe('chaos latency', () => {
     expect(time.pendingDelays).toEqual([30_000]);
     await time.advanceAsync(30_000);
     await expect(result).resolves.toBe('late');
-    expect(events.map((e) => [e.eventName, e.arguments])).toEqual([['OnChaosInjected', { kind: 'latency' }]]);
+    expect(events.map((e) => [e.eventName, e.severity, e.arguments])).toEqual([
+      ['OnChaosInjected', 'information', { kind: 'latency' }],
+    ]);
   });
 
   it('takes the latency from its generator and tells onLatencyInjected before waiting', async () => {
@@ -174,7 +188,8 @@ describe('chaos outcome', () => {
     })
       .addChaosOutcome({
         injectionRate: 1,
-        outcomeGenerator: () => (inject ? Promise.resolve(outcomeFromValue('fake')) : undefined),
+        outcomeGenerator: ({ context }) =>
+          inject ? Promise.resolve(outcomeFromValue(`fake for ${context.operationKey}`)) : undefined,
         onOutcomeInjected,
       })
       .build();
@@ -182,9 +197,11 @@ describe('chaos outcome', () => {
     expect(onOutcomeInjected).not.toHaveBeenCalled();
     expect(events).toEqual([]);
     inject = true;
-    await expect(pipeline.execute(() => 'real')).resolves.toBe('fake');
-    expect(onOutcomeInjected).toHaveBeenCalledWith(expect.objectContaining({ outcome: { ok: true, value: 'fake' } }));
-    expect(events.map((e) => e.arguments)).toEqual([{ kind: 'outcome' }]);
+    await expect(pipeline.execute(() => 'real', { operationKey: 'k' })).resolves.toBe('fake for k');
+    expect(onOutcomeInjected).toHaveBeenCalledWith(
+      expect.objectContaining({ outcome: { ok: true, value: 'fake for k' } }),
+    );
+    expect(events.map((e) => [e.severity, e.arguments])).toEqual([['information', { kind: 'outcome' }]]);
   });
 });
 
@@ -197,16 +214,16 @@ describe('chaos behaviour', () => {
     })
       .addChaosBehavior({
         injectionRate: 1,
-        onBehaviorInjected: () => void order.push('told'),
-        behavior: async () => {
+        onBehaviorInjected: ({ context }) => void order.push(`told ${context.operationKey}`),
+        behavior: async ({ context }) => {
           await Promise.resolve();
-          order.push('behaviour');
+          order.push(`behaviour ${context.operationKey}`);
         },
       })
       .build();
-    await pipeline.execute(() => void order.push('call'));
-    expect(order).toEqual(['told', 'behaviour', 'call']);
-    expect(events.map((e) => e.arguments)).toEqual([{ kind: 'behavior' }]);
+    await pipeline.execute(() => void order.push('call'), { operationKey: 'k' });
+    expect(order).toEqual(['told k', 'behaviour k', 'call']);
+    expect(events.map((e) => [e.severity, e.arguments])).toEqual([['information', { kind: 'behavior' }]]);
   });
 });
 
@@ -255,6 +272,9 @@ describe('chaos options', () => {
     ).toEqual([
       { path: 'faultGenerator', rule: 'must be a function' },
       { path: 'onFaultInjected', rule: 'must be a function' },
+    ]);
+    expect(strategyProblems('chaos-fault', (b) => b.addChaosFault({ fault: 1, messag: 'x' } as never))).toEqual([
+      { path: 'messag', rule: 'is not a known option' }, // the builder takes no message: nothing to hint at
     ]);
     expect(strategyProblems('chaos-fault', (b) => b.addChaosFault({ message: 'x' } as never))).toEqual([
       { path: 'message', rule: 'must be a string' },
