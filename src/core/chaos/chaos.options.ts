@@ -85,12 +85,9 @@ export function validateChaosFaultOptions(v: OptionsValidator, o: ChaosFaultOpti
   const fromConfig = o as { message?: unknown };
   // Only the `chaosFault` configuration section takes a `message` (and only one that is not a string gets here).
   if (fromConfig.message !== undefined) v.add('message', fromConfig.message, RULES.string);
-  validateCommon(v, o, [
-    'fault',
-    'faultGenerator',
-    'onFaultInjected',
-    ...(fromConfig.message !== undefined ? ['message'] : []),
-  ]);
+  const options = ['fault', 'faultGenerator', 'onFaultInjected'];
+  if (fromConfig.message !== undefined) options.push('message');
+  validateCommon(v, o, options);
   v.func('faultGenerator', o.faultGenerator).func('onFaultInjected', o.onFaultInjected);
   if (o.fault === undefined && o.faultGenerator === undefined && fromConfig.message === undefined)
     v.add('fault', undefined, RULES.requiredOr('faultGenerator'));
@@ -110,10 +107,7 @@ export function validateChaosOutcomeOptions(v: OptionsValidator, o: ChaosOutcome
   v.func('outcomeGenerator', o.outcomeGenerator).func('onOutcomeInjected', o.onOutcomeInjected);
   if (o.outcome === undefined && o.outcomeGenerator === undefined)
     v.add('outcome', undefined, RULES.requiredOr('outcomeGenerator'));
-  if (
-    o.outcome !== undefined &&
-    (typeof o.outcome !== 'object' || o.outcome === null || typeof o.outcome.ok !== 'boolean')
-  ) {
+  if (o.outcome !== undefined && (o.outcome === null || typeof o.outcome.ok !== 'boolean')) {
     v.add('outcome', o.outcome, RULES.outcome);
   }
 }

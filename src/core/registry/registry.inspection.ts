@@ -99,7 +99,7 @@ export function findBreakers(pipelines: Iterable<InspectedPipeline>): BreakerRef
   const seen = new Map<unknown, Set<string>>();
   const found: BreakerRef[] = [];
   for (const { name, key, pipeline } of pipelines) {
-    for (const strategy of pipeline._components?.strategies ?? []) {
+    for (const strategy of pipeline._components!.strategies) {
       if (!(strategy instanceof CircuitBreakerStrategy)) continue;
       const breaker = strategy as CircuitBreakerStrategy<unknown>;
       let keys = seen.get(breaker.store);
@@ -191,7 +191,7 @@ export function describeLimiters(
     result.push(describeLimiter(s.name, s.key, s.section, s.limiter, s.options));
   }
   for (const { name, key, pipeline } of pipelines) {
-    for (const strategy of pipeline._components?.strategies ?? []) {
+    for (const strategy of pipeline._components!.strategies) {
       if (!(strategy instanceof RateLimiterStrategy)) continue;
       const limiter = (strategy as RateLimiterStrategy<unknown>).limiter;
       if (described.has(limiter)) continue;

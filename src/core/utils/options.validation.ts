@@ -129,6 +129,7 @@ export class OptionsValidator {
 
   private path(path: string): string {
     if (!this.prefix) return path;
+    if (!path) return this.prefix;
     return path.startsWith('[') ? `${this.prefix}${path}` : `${this.prefix}.${path}`;
   }
 }

@@ -133,7 +133,7 @@ describe('rate limiter strategy', () => {
       expect(limiter.availablePermits).toBe(100);
       expect(limiter.queuedCount).toBe(0);
       expect(controllers.every((c) => getEventListeners(c.signal, 'abort').length === 0)).toBe(true);
-    });
+    }, 30_000); // 10,000 calls: seconds under load or mutation testing
 
     it('lets a queued caller whose signal aborts leave at once, without starving the others', async () => {
       const limiter = new ConcurrencyLimiter({ permitLimit: 1, queueLimit: 2 });

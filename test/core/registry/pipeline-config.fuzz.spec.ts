@@ -38,7 +38,7 @@ describe('pipeline configuration from data (fuzzed)', () => {
       }),
       { numRuns: 400 },
     );
-  });
+  }, 30_000); // 400 configurations: seconds, more under load or mutation testing
 
   it('a pipelines value that is not an object is one validation error; null (an empty YAML key) is none', async () => {
     expect(await construct(null)).toBeUndefined();
@@ -84,8 +84,12 @@ describe('pipeline configuration from data (fuzzed)', () => {
 
   it('deep nesting inside a section is one validation error, not a stack overflow', async () => {
     let deep: Record<string, unknown> = { leaf: 1 };
-    for (let i = 0; i < 10_000; i++) deep = { nested: deep };
-    const error = await construct({ orders: { retry: { budget: deep }, circuitBreaker: deep } });
+    let list: unknown[] = [];
+    for (let i = 0; i < 100_000; i++) {
+      deep = { nested: deep };
+      list = [list];
+    }
+    const error = await construct({ orders: { retry: { budget: deep, shouldHandle: list }, circuitBreaker: deep } });
     expectStartedOrOneValidationError(error);
     expect(error).toBeInstanceOf(ResilienceValidationError);
   });
@@ -105,5 +109,5 @@ describe('pipeline configuration from data (fuzzed)', () => {
     const registry = new ResiliencePipelineRegistry({ timeProvider: new FakeTimeProvider(), pipelines: valid });
     expect(registry.pipelineNames).toHaveLength(10_000);
     await registry.dispose();
-  });
+  }, 30_000); // 20,000 pipelines: seconds, more under load or mutation testing
 });

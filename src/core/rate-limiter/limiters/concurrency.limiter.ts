@@ -65,9 +65,12 @@ export class ConcurrencyLimiter implements RateLimiter {
     );
   }
 
-  /** Takes a permit if one is free and nobody is queued before the caller. */
+  /**
+   * Takes a permit if one is free. A free permit means nobody waits: a released permit goes straight to
+   * the oldest waiter, and only comes back to the pool when nobody is left.
+   */
   tryTake(): boolean {
-    if (this.available > 0 && this.queue.length === 0) {
+    if (this.available > 0) {
       this.available--;
       return true;
     }
@@ -89,8 +92,9 @@ export class ConcurrencyLimiter implements RateLimiter {
     if (!this.queue.grantNext()) this.available++;
   }
 
+  /** Every permit is back (so nobody waits either). */
   isIdle(): boolean {
-    return this.available === this.options.permitLimit && this.queue.length === 0;
+    return this.available === this.options.permitLimit;
   }
 
   dispose(): void {

@@ -40,6 +40,7 @@ export class TokenBucketRateLimiter extends ReplenishingLimiter {
       return;
     }
     const periods = Math.floor((now - this.lastRefill) / this.options.replenishmentPeriod);
+    // Stryker disable next-line EqualityOperator: equivalent — zero periods add no token and move no refill time either way
     if (periods <= 0) return;
     this.tokens = Math.min(this.options.tokenLimit, this.tokens + periods * this.perPeriod);
     this.lastRefill += periods * this.options.replenishmentPeriod;

@@ -47,8 +47,8 @@ export class WaiterQueue {
   add(context: ResilienceContext, waiter: QueueEntry): void {
     if (context._scope.canAbort) {
       const signal = context.signal;
+      // Removed (`detach`) as soon as the waiter is served or cancelled otherwise, so it runs at most once.
       const onAbort = (): void => {
-        if (waiter.cancelled) return;
         waiter.cancelled = true;
         this.live--;
         waiter.cancel(context._scope.reason);

@@ -1,0 +1,595 @@
+import { describe, expect, it, jest } from '@jest/globals';
+import { getEventListeners } from 'node:events';
+import {
+  ChainedRateLimiter,
+  ConcurrencyLimiter,
+  FixedWindowRateLimiter,
+  PartitionedRateLimiter,
+  RateLimiterRejectedError,
+  ResilienceContext,
+  ResiliencePipelineBuilder,
+  SlidingWindowRateLimiter,
+  TokenBucketRateLimiter,
+  type RateLimiter,
+  type RateLimitLease,
+} from '../../../src/index.js';
+import { FakeTimeProvider } from '../../../src/testing/index.js';
+import { deferred } from '../../utils/flaky.js';
+
+const ctx = () => new ResilienceContext();
+
+/** A lease, or what a queued acquisition settled to ("queued" while it waits). */
+function state(result: RateLimitLease | Promise<RateLimitLease>): { value: string } {
+  const seen = { value: 'queued' };
+  if (result instanceof Promise) {
+    result.then(
+      (l) => (seen.value = l.acquired ? 'granted' : `rejected:${l.retryAfter}`),
+      (e: Error) => (seen.value = `cancelled:${e.message}`),
+    );
+  } else {
+    seen.value = result.acquired ? 'granted' : `rejected:${result.retryAfter}`;
+  }
+  return seen;
+}
+
+/** Takes a permit that is answered at once (granted or not), for a limiter whose queue is not involved. */
+function take(limiter: RateLimiter, context = ctx()): RateLimitLease {
+  const lease = limiter.acquire(context);
+  if (lease instanceof Promise) throw new Error('expected an answer at once');
+  return lease;
+}
+
+const flush = async () => {
+  for (let i = 0; i < 5; i++) await Promise.resolve();
+};
+
+describe('ConcurrencyLimiter', () => {
+  it('grants permits at once, queues behind them in order, and rejects beyond the queue', async () => {
+    const limiter = new ConcurrencyLimiter({ permitLimit: 2, queueLimit: 2 });
+    const leases = [limiter.acquire(ctx()), limiter.acquire(ctx())] as RateLimitLease[];
+    expect(leases.map((l) => l.acquired)).toEqual([true, true]);
+    expect(limiter.availablePermits).toBe(0);
+    expect(limiter.isIdle()).toBe(false);
+    const third = state(limiter.acquire(ctx()));
+    const fourth = state(limiter.acquire(ctx()));
+    expect(limiter.queuedCount).toBe(2);
+    expect(state(limiter.acquire(ctx())).value).toBe('rejected:undefined');
+    leases[0].release();
+    leases[0].release(); // releasing twice gives one permit back
+    await flush();
+    expect([third.value, fourth.value]).toEqual(['granted', 'queued']);
+    expect(limiter.availablePermits).toBe(0);
+    leases[1].release();
+    await flush();
+    expect(fourth.value).toBe('granted');
+    expect(limiter.queuedCount).toBe(0);
+  });
+
+  it('is idle only with every permit back and nobody queued', () => {
+    const limiter = new ConcurrencyLimiter({ permitLimit: 2 });
+    expect(limiter.isIdle()).toBe(true);
+    expect(limiter.permitLimit).toBe(2);
+    const lease = limiter.acquire(ctx()) as RateLimitLease;
+    expect(limiter.isIdle()).toBe(false);
+    lease.release();
+    expect(limiter.isIdle()).toBe(true);
+    expect(limiter.availablePermits).toBe(2);
+  });
+
+  it('cancels the queued callers on dispose, and queues nobody afterwards', async () => {
+    const limiter = new ConcurrencyLimiter({ permitLimit: 1, queueLimit: 5 });
+    take(limiter);
+    const queued = state(limiter.acquire(ctx()));
+    limiter.dispose();
+    await flush();
+    expect(queued.value).toBe('cancelled:The concurrency limiter was disposed.');
+    expect(state(limiter.acquire(ctx())).value).toBe('rejected:undefined');
+    expect(limiter.queuedCount).toBe(0);
+  });
+
+  it('serves more than a thousand waiters in arrival order', async () => {
+    const limiter = new ConcurrencyLimiter({ permitLimit: 1, queueLimit: 3_000 });
+    const pipeline = new ResiliencePipelineBuilder().addRateLimiter({ limiter }).build();
+    const order: number[] = [];
+    const gate = deferred<void>();
+    const first = pipeline.execute(() => gate.promise);
+    const calls = Array.from({ length: 2_500 }, (_, i) => pipeline.execute(() => void order.push(i)));
+    gate.resolve();
+    await Promise.all([first, ...calls]);
+    expect(order).toEqual(Array.from({ length: 2_500 }, (_, i) => i));
+    expect(limiter.availablePermits).toBe(1);
+  });
+
+  it('skips a waiter that left, and removes its abort listener when it is served or cancelled', async () => {
+    const limiter = new ConcurrencyLimiter({ permitLimit: 1, queueLimit: 3 });
+    const held = limiter.acquire(ctx()) as RateLimitLease;
+    const leaving = new AbortController();
+    const served = new AbortController();
+    const disposed = new AbortController();
+    const a = state(limiter.acquire(new ResilienceContext({ signal: leaving.signal })));
+    const b = state(limiter.acquire(new ResilienceContext({ signal: served.signal })));
+    leaving.abort(new Error('gone'));
+    await flush();
+    expect(a.value).toBe('cancelled:gone');
+    expect(limiter.queuedCount).toBe(1);
+    held.release();
+    await flush();
+    expect(b.value).toBe('granted');
+    expect(getEventListeners(served.signal, 'abort')).toHaveLength(0);
+    const c = state(limiter.acquire(new ResilienceContext({ signal: disposed.signal })));
+    limiter.dispose();
+    await flush();
+    expect(c.value).toBe('cancelled:The concurrency limiter was disposed.');
+    expect(getEventListeners(disposed.signal, 'abort')).toHaveLength(0);
+    disposed.abort(new Error('late')); // no second settlement, nothing thrown
+    await flush();
+    expect(c.value).toBe('cancelled:The concurrency limiter was disposed.');
+  });
+});
+
+describe('time-based limiters', () => {
+  it('token bucket: counts refills from the last refill, not from the call, and tells the wait for the queue', () => {
+    const time = new FakeTimeProvider();
+    const bucket = new TokenBucketRateLimiter({ tokenLimit: 2, tokensPerPeriod: 2, replenishmentPeriod: 1_000 }, time);
+    expect(bucket.availableTokens).toBe(2);
+    expect(bucket.isIdle()).toBe(true);
+    expect(state(bucket.acquire(ctx())).value).toBe('granted');
+    expect(bucket.isIdle()).toBe(false);
+    expect(state(bucket.acquire(ctx())).value).toBe('granted');
+    time.advance(1_500);
+    expect(bucket.availableTokens).toBe(2);
+    take(bucket);
+    take(bucket);
+    expect(state(bucket.acquire(ctx())).value).toBe('rejected:500'); // the next refill is at 2,000
+    time.advance(500);
+    expect(bucket.availableTokens).toBe(2);
+    expect(bucket.isIdle()).toBe(true);
+  });
+
+  it('token bucket: a queued caller waits for as many periods as tokens are missing', () => {
+    const time = new FakeTimeProvider();
+    const bucket = new TokenBucketRateLimiter({ tokenLimit: 1, replenishmentPeriod: 100, queueLimit: 2 }, time);
+    take(bucket);
+    const one = state(bucket.acquire(ctx()));
+    const two = state(bucket.acquire(ctx()));
+    expect(bucket.queuedCount).toBe(2);
+    expect(time.pendingTimerCount).toBe(1); // one timer, however many wait
+    expect(state(bucket.acquire(ctx())).value).toBe('rejected:300');
+    return (async () => {
+      await time.advanceAsync(100);
+      expect([one.value, two.value]).toEqual(['granted', 'queued']);
+      expect(time.pendingTimerCount).toBe(1);
+      await time.advanceAsync(100);
+      expect(two.value).toBe('granted');
+      expect(time.pendingTimerCount).toBe(0);
+    })();
+  });
+
+  it('token bucket: serves several waiters at one refill', async () => {
+    const time = new FakeTimeProvider();
+    const bucket = new TokenBucketRateLimiter(
+      { tokenLimit: 3, tokensPerPeriod: 3, replenishmentPeriod: 100, queueLimit: 3 },
+      time,
+    );
+    for (let i = 0; i < 3; i++) take(bucket);
+    const waiting = [state(bucket.acquire(ctx())), state(bucket.acquire(ctx()))];
+    await time.advanceAsync(100);
+    expect(waiting.map((w) => w.value)).toEqual(['granted', 'granted']);
+    expect(bucket.availableTokens).toBe(1);
+    expect(time.pendingTimerCount).toBe(0);
+  });
+
+  it('a newcomer never overtakes a queued caller, even with a permit free', async () => {
+    const time = new FakeTimeProvider();
+    const bucket = new TokenBucketRateLimiter({ tokenLimit: 1, replenishmentPeriod: 100, queueLimit: 2 }, time);
+    take(bucket);
+    const first = state(bucket.acquire(ctx()));
+    time.setTimeout(() => {
+      // At the refill, before the limiter's own timer: the token belongs to the queued caller.
+      expect(state(bucket.acquire(ctx())).value).toBe('queued');
+    }, 100);
+    await time.advanceAsync(100);
+    expect(first.value).toBe('granted');
+  });
+
+  it('fixed window: windows follow each other from the first call; the wait counts the windows the queue fills', async () => {
+    const time = new FakeTimeProvider(10);
+    const window = new FixedWindowRateLimiter({ permitLimit: 2, window: 1_000, queueLimit: 4 }, time);
+    expect(window.isIdle()).toBe(true);
+    take(window);
+    take(window);
+    expect(window.isIdle()).toBe(false);
+    time.advance(2_500); // now 2,510: the window started at 2,010
+    take(window);
+    take(window);
+    const queued = [1, 2, 3, 4].map(() => state(window.acquire(ctx())));
+    expect(time.pendingDelays).toEqual([500]);
+    expect(state(window.acquire(ctx())).value).toBe('rejected:2500'); // 2 windows for the queue, then its own
+    await time.advanceAsync(500);
+    expect(queued.map((q) => q.value)).toEqual(['granted', 'granted', 'queued', 'queued']);
+    await time.advanceAsync(1_000);
+    expect(queued.map((q) => q.value)).toEqual(['granted', 'granted', 'granted', 'granted']);
+    expect(window.isIdle()).toBe(false);
+    time.advance(1_000);
+    expect(window.isIdle()).toBe(true);
+  });
+
+  it('fixed window: a rejection waits for the next window when nobody queues', () => {
+    const time = new FakeTimeProvider();
+    const window = new FixedWindowRateLimiter({ permitLimit: 1, window: 1_000 }, time);
+    take(window);
+    time.advance(999);
+    expect(state(window.acquire(ctx())).value).toBe('rejected:1');
+    time.advance(1);
+    expect(state(window.acquire(ctx())).value).toBe('granted');
+  });
+
+  it('sliding window: the wait walks the segments from the oldest, past the callers queued', async () => {
+    const time = new FakeTimeProvider();
+    const sliding = new SlidingWindowRateLimiter(
+      { permitLimit: 3, window: 1_000, segmentsPerWindow: 4, queueLimit: 1 },
+      time,
+    );
+    expect(sliding.isIdle()).toBe(true);
+    take(sliding); // segment 0
+    time.advance(250);
+    take(sliding); // segment 1
+    time.advance(250);
+    take(sliding); // segment 2
+    expect(sliding.isIdle()).toBe(false);
+    const queued = state(sliding.acquire(ctx()));
+    // The queued caller takes the permit of segment 0 (back at 1,000); the next one, segment 1's (1,250).
+    expect(state(sliding.acquire(ctx())).value).toBe('rejected:750');
+    expect(time.pendingDelays).toEqual([250]);
+    await time.advanceAsync(250); // the end of the current segment: nothing left the window yet
+    expect(queued.value).toBe('queued');
+    await time.advanceAsync(250);
+    expect(queued.value).toBe('granted');
+    time.advance(1_000);
+    expect(sliding.isIdle()).toBe(true);
+  });
+
+  it('sliding window: the default 10 segments, and a whole window when the queue is longer than the limit', () => {
+    const time = new FakeTimeProvider();
+    const sliding = new SlidingWindowRateLimiter({ permitLimit: 1, window: 1_000, queueLimit: 1 }, time);
+    take(sliding);
+    expect(time.pendingTimerCount).toBe(0);
+    state(sliding.acquire(ctx()));
+    expect(time.pendingDelays).toEqual([100]);
+    expect(state(sliding.acquire(ctx())).value).toBe('rejected:1000');
+  });
+
+  it('never tells a negative wait', () => {
+    const time = new FakeTimeProvider();
+    const sliding = new SlidingWindowRateLimiter({ permitLimit: 1, window: 1_000, segmentsPerWindow: 2 }, time);
+    take(sliding);
+    time.advance(999);
+    expect(state(sliding.acquire(ctx())).value).toBe('rejected:1');
+  });
+
+  it('cancels the queue and its timer on dispose, and queues nobody afterwards', async () => {
+    const time = new FakeTimeProvider();
+    const bucket = new TokenBucketRateLimiter({ tokenLimit: 1, replenishmentPeriod: 100, queueLimit: 2 }, time);
+    take(bucket);
+    const queued = state(bucket.acquire(ctx()));
+    expect(time.pendingTimerCount).toBe(1);
+    bucket.dispose();
+    await flush();
+    expect(queued.value).toBe('cancelled:The rate limiter was disposed.');
+    expect(time.pendingTimerCount).toBe(0);
+    expect(state(bucket.acquire(ctx())).value).toBe('rejected:100');
+    bucket.dispose(); // twice is fine
+  });
+
+  it('clears no timer it never started', () => {
+    const time = new FakeTimeProvider();
+    const clear = jest.spyOn(time, 'clearTimeout');
+    const window = new FixedWindowRateLimiter({ permitLimit: 1, window: 100, queueLimit: 1 }, time);
+    take(window);
+    window.dispose();
+    expect(clear).not.toHaveBeenCalled();
+  });
+
+  it('a queued caller that leaves frees its place at once', async () => {
+    const time = new FakeTimeProvider();
+    const window = new FixedWindowRateLimiter({ permitLimit: 1, window: 100, queueLimit: 1 }, time);
+    take(window);
+    const controller = new AbortController();
+    const leaving = state(window.acquire(new ResilienceContext({ signal: controller.signal })));
+    controller.abort(new Error('gone'));
+    await flush();
+    expect(leaving.value).toBe('cancelled:gone');
+    const next = state(window.acquire(ctx()));
+    expect(next.value).toBe('queued');
+    await time.advanceAsync(100);
+    expect(next.value).toBe('granted');
+  });
+});
+
+describe('PartitionedRateLimiter', () => {
+  it('makes one limiter per key and drops idle ones every sweepEvery acquisitions, never the one asked', () => {
+    const time = new FakeTimeProvider();
+    const made: string[] = [];
+    const limiter = new PartitionedRateLimiter(
+      (c) => String(c.operationKey),
+      (key) => (made.push(key), new FixedWindowRateLimiter({ permitLimit: 5, window: 1_000 }, time)),
+      4,
+    );
+    const as = (key: string) => take(limiter, new ResilienceContext({ operationKey: key }));
+    as('a');
+    as('b');
+    as('c');
+    expect(limiter.partitionCount).toBe(3);
+    expect(limiter.isIdle()).toBe(false);
+    time.advance(1_000); // every window rolls over: all idle
+    expect(limiter.isIdle()).toBe(true);
+    as('d'); // the 4th acquisition sweeps; "d" is kept although idle before its permit is taken
+    expect(limiter.partitionCount).toBe(1);
+    expect(limiter.isIdle()).toBe(false); // "d" holds a permit
+    as('a');
+    expect(made).toEqual(['a', 'b', 'c', 'd', 'a']);
+    expect(limiter.partitionCount).toBe(2);
+  });
+
+  it('keeps a busy partition through a sweep', () => {
+    const time = new FakeTimeProvider();
+    const limiter = new PartitionedRateLimiter(
+      (c) => String(c.operationKey),
+      () => new FixedWindowRateLimiter({ permitLimit: 5, window: 1_000 }, time),
+      2,
+    );
+    take(limiter, new ResilienceContext({ operationKey: 'busy' }));
+    take(limiter, new ResilienceContext({ operationKey: 'other' }));
+    expect(limiter.partitionCount).toBe(2);
+  });
+
+  it('sweeps every 1,024 acquisitions by default', () => {
+    const time = new FakeTimeProvider();
+    const limiter = new PartitionedRateLimiter(
+      (c) => String(c.operationKey),
+      () => new TokenBucketRateLimiter({ tokenLimit: 5, replenishmentPeriod: 1 }, time),
+    );
+    for (let i = 0; i < 1_023; i++) {
+      take(limiter, new ResilienceContext({ operationKey: `k${i}` }));
+      time.advance(1);
+    }
+    expect(limiter.partitionCount).toBe(1_023);
+    take(limiter, new ResilienceContext({ operationKey: 'last' }));
+    expect(limiter.partitionCount).toBe(1); // every bucket refilled: only the one asked is kept
+  });
+
+  it('disposes every partition', async () => {
+    const limiters: ConcurrencyLimiter[] = [];
+    const limiter = new PartitionedRateLimiter(
+      (c) => String(c.operationKey),
+      () => {
+        const l = new ConcurrencyLimiter({ permitLimit: 1, queueLimit: 1 });
+        limiters.push(l);
+        return l;
+      },
+    );
+    take(limiter, new ResilienceContext({ operationKey: 'a' }));
+    const queued = state(limiter.acquire(new ResilienceContext({ operationKey: 'a' })));
+    take(limiter, new ResilienceContext({ operationKey: 'b' }));
+    const spies = limiters.map((l) => jest.spyOn(l, 'dispose'));
+    limiter.dispose();
+    await flush();
+    expect(spies.map((s) => s.mock.calls.length)).toEqual([1, 1]);
+    expect(queued.value).toBe('cancelled:The concurrency limiter was disposed.');
+    expect(limiter.partitionCount).toBe(0);
+  });
+});
+
+describe('ChainedRateLimiter', () => {
+  it('gives back the permits taken when a later limit rejects, with that limit\u2019s wait', () => {
+    const time = new FakeTimeProvider();
+    const concurrency = new ConcurrencyLimiter({ permitLimit: 1 });
+    const window = new FixedWindowRateLimiter({ permitLimit: 1, window: 1_000 }, time);
+    const chain = new ChainedRateLimiter([concurrency, window]);
+    const lease = chain.acquire(ctx()) as RateLimitLease;
+    expect(lease.acquired).toBe(true);
+    expect(chain.isIdle()).toBe(false);
+    lease.release();
+    expect(concurrency.availablePermits).toBe(1);
+    time.advance(100);
+    expect(state(chain.acquire(ctx())).value).toBe('rejected:900');
+    expect(concurrency.availablePermits).toBe(1);
+    time.advance(900);
+    expect(chain.isIdle()).toBe(true);
+  });
+
+  it('waits in a queue of the chain, then asks the limits after it', async () => {
+    const time = new FakeTimeProvider();
+    const first = new FixedWindowRateLimiter({ permitLimit: 1, window: 100, queueLimit: 1 }, time);
+    const second = new ConcurrencyLimiter({ permitLimit: 1 });
+    const third = new ConcurrencyLimiter({ permitLimit: 5 });
+    const chain = new ChainedRateLimiter([first, second, third]);
+    const held = chain.acquire(ctx()) as RateLimitLease;
+    const waiting = chain.acquire(ctx());
+    const seen = state(waiting);
+    await time.advanceAsync(100);
+    expect(seen.value).toBe('rejected:undefined'); // the second limit is still held
+    expect(third.availablePermits).toBe(4); // only the held call's permit is out
+    held.release();
+    const again = chain.acquire(ctx());
+    expect(state(again).value).toBe('queued');
+    await time.advanceAsync(100);
+    const lease = await again;
+    expect(lease.acquired).toBe(true);
+    expect([second.availablePermits, third.availablePermits]).toEqual([0, 4]);
+    lease.release();
+    expect([second.availablePermits, third.availablePermits]).toEqual([1, 5]);
+  });
+
+  it('gives back the permits taken when a queued wait is cancelled', async () => {
+    const first = new ConcurrencyLimiter({ permitLimit: 2 });
+    const second = new ConcurrencyLimiter({ permitLimit: 1, queueLimit: 1 });
+    const chain = new ChainedRateLimiter([first, second]);
+    take(chain);
+    const controller = new AbortController();
+    const waiting = chain.acquire(new ResilienceContext({ signal: controller.signal }));
+    expect(first.availablePermits).toBe(0);
+    controller.abort(new Error('gone'));
+    await expect(waiting).rejects.toThrow('gone');
+    expect(first.availablePermits).toBe(1);
+  });
+
+  it('gives back the permits taken when a limit answers later with a rejection', async () => {
+    const first = new ConcurrencyLimiter({ permitLimit: 1 });
+    const remote: RateLimiter = {
+      acquire: () => Promise.resolve({ acquired: false, retryAfter: 250, release: () => undefined }),
+      isIdle: () => true,
+      dispose: () => undefined,
+    };
+    const chain = new ChainedRateLimiter([first, remote]);
+    const lease = await chain.acquire(ctx());
+    expect(lease).toMatchObject({ acquired: false, retryAfter: 250 });
+    expect(first.availablePermits).toBe(1);
+  });
+
+  it('disposes every limit', () => {
+    const limits: RateLimiter[] = [
+      new ConcurrencyLimiter({ permitLimit: 1 }),
+      new ConcurrencyLimiter({ permitLimit: 1 }),
+    ];
+    const spies = limits.map((l) => jest.spyOn(l, 'dispose'));
+    new ChainedRateLimiter(limits).dispose();
+    expect(spies.map((s) => s.mock.calls.length)).toEqual([1, 1]);
+  });
+});
+
+describe('the rate limiter strategy', () => {
+  it('rejects with the limiter\u2019s wait in the message, its source, telemetry and onRejected first', async () => {
+    const time = new FakeTimeProvider();
+    const events: { name: string; severity: string; args: unknown; source: unknown }[] = [];
+    const onRejected = jest.fn(async (_: { retryAfter: number | undefined }) => {
+      await time.delay(50);
+    });
+    const pipeline = new ResiliencePipelineBuilder({
+      name: 'orders',
+      timeProvider: time,
+      telemetryListeners: [
+        {
+          write: (e) =>
+            void events.push({ name: e.eventName, severity: e.severity, args: e.arguments, source: e.source }),
+        },
+      ],
+    })
+      .addRateLimiter({ name: 'per-second', kind: 'fixed-window', permitLimit: 1, window: 1_000, onRejected })
+      .build();
+    await pipeline.execute(() => 'ok');
+    let settled = false;
+    const rejected = pipeline.execute(() => 'no').finally(() => (settled = true));
+    rejected.catch(() => undefined);
+    await time.advanceAsync(49);
+    expect(settled).toBe(false);
+    await time.advanceAsync(1);
+    const error = (await rejected.catch((e: unknown) => e)) as RateLimiterRejectedError;
+    expect(error).toBeInstanceOf(RateLimiterRejectedError);
+    expect(error.message).toBe('The operation was rejected by the rate limiter; retry after 1000 ms.');
+    expect(error.retryAfter).toBe(1_000);
+    expect(error.source).toEqual({ pipelineName: 'orders', strategyName: 'per-second' });
+    expect(onRejected).toHaveBeenCalledWith(expect.objectContaining({ retryAfter: 1_000 }));
+    expect(events.filter((e) => e.name === 'OnRateLimiterRejected')).toEqual([
+      {
+        name: 'OnRateLimiterRejected',
+        severity: 'error',
+        args: { retryAfter: 1_000 },
+        source: expect.objectContaining({
+          pipelineName: 'orders',
+          strategyName: 'per-second',
+          strategyType: 'rate-limiter',
+        }),
+      },
+    ]);
+  });
+
+  it('rejects a concurrency limit without a wait', async () => {
+    const pipeline = new ResiliencePipelineBuilder().addConcurrencyLimiter(1).build();
+    const gate = deferred<string>();
+    const first = pipeline.execute(() => gate.promise);
+    const error = (await pipeline.execute(() => 'no').catch((e: unknown) => e)) as RateLimiterRejectedError;
+    expect(error.message).toBe('The operation was rejected by the rate limiter.');
+    expect(error.retryAfter).toBeUndefined();
+    gate.resolve('ok');
+    await first;
+  });
+
+  it('gives a permit back however the call ends, for a concurrency limit and for a chain holding one', async () => {
+    for (const options of [
+      { kind: 'concurrency' as const, permitLimit: 1 },
+      {
+        limits: [
+          { kind: 'concurrency' as const, permitLimit: 1 },
+          { kind: 'token-bucket' as const, tokenLimit: 100, replenishmentPeriod: 1_000 },
+        ],
+      },
+    ]) {
+      const pipeline = new ResiliencePipelineBuilder().addRateLimiter(options).build();
+      await expect(pipeline.execute(() => 'ok')).resolves.toBe('ok');
+      await expect(pipeline.execute(() => Promise.reject(new Error('failed')))).rejects.toThrow('failed');
+      await expect(
+        pipeline.execute(() => {
+          throw new Error('thrown');
+        }),
+      ).rejects.toThrow('thrown');
+      await expect(pipeline.execute(() => 'still admitted')).resolves.toBe('still admitted');
+    }
+  });
+
+  it('gives a permit back when the strategy inside throws synchronously', async () => {
+    for (const options of [
+      { kind: 'concurrency' as const, permitLimit: 1 },
+      {
+        limits: [
+          { kind: 'concurrency' as const, permitLimit: 1 },
+          { kind: 'concurrency' as const, permitLimit: 1 },
+        ],
+      },
+    ]) {
+      const pipeline = new ResiliencePipelineBuilder()
+        .addRateLimiter(options)
+        .addStrategy({
+          type: 'sync-thrower',
+          options: {},
+          create: () => ({
+            execute: () => {
+              throw new Error('sync');
+            },
+          }),
+        })
+        .build();
+      await expect(pipeline.execute(() => 'x')).rejects.toThrow('sync');
+      await expect(pipeline.execute(() => 'x')).rejects.toThrow('sync'); // not RateLimiterRejectedError
+    }
+  });
+
+  it('a queued call runs when a permit comes back, with its own result or failure', async () => {
+    const pipeline = new ResiliencePipelineBuilder().addConcurrencyLimiter(1, 2).build();
+    const gate = deferred<string>();
+    const first = pipeline.execute(() => gate.promise);
+    const second = pipeline.execute(() => Promise.reject(new Error('second failed')));
+    const third = pipeline.execute(() => 'third');
+    gate.resolve('first');
+    await expect(first).resolves.toBe('first');
+    await expect(second).rejects.toThrow('second failed');
+    await expect(third).resolves.toBe('third');
+  });
+
+  it('disposes the limiter it made with the pipeline, never a limiter given to it', async () => {
+    const own = new ConcurrencyLimiter({ permitLimit: 1, queueLimit: 1 });
+    const spy = jest.spyOn(own, 'dispose');
+    const given = new ResiliencePipelineBuilder().addRateLimiter({ limiter: own }).build();
+    await given.dispose();
+    expect(spy).not.toHaveBeenCalled();
+
+    const made = new ResiliencePipelineBuilder().addConcurrencyLimiter(1, 1).build();
+    const gate = deferred<string>();
+    const running = made.execute(() => gate.promise);
+    const queued = made.execute(() => 'queued');
+    await made.dispose();
+    await expect(queued).rejects.toThrow('The concurrency limiter was disposed.');
+    gate.resolve('done');
+    await running;
+  });
+});
