@@ -53,11 +53,6 @@ export class FifoDeadlineQueue implements DeadlineQueue {
     this.perTurn = time instanceof SystemTimeProvider;
   }
 
-  /** Calls waiting for their deadline. */
-  get pending(): number {
-    return this.size;
-  }
-
   add(entry: DeadlineEntry, timeout: number): number {
     const deadline = this.now() + timeout;
     entry.deadline = deadline;
