@@ -33,6 +33,7 @@ function probe() {
   const seen: { validated?: StrategyPipelineInfo; created?: StrategyBuilderContext } = {};
   const definition: StrategyDefinition<{ name?: string }> = {
     type: 'probe',
+    events: [],
     validate: (_v, _o, pipeline) => {
       seen.validated = pipeline;
     },

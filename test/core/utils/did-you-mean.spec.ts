@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { closestName } from '../../../src/index.js';
 
 describe('closestName (the "did you mean" of start-up errors)', () => {
-  it.each<[string, string[], string | undefined]>([
+  it.each<[string, string, string[], string | undefined]>([
     ['one substitution in a short name', 'retyr', ['retry', 'timeout'], 'retry'],
     ['an adjacent swap counts as one edit', 'tiemout', ['timeout', 'retry'], 'timeout'],
     ['a missing letter', 'fallbak', ['fallback'], 'fallback'],
