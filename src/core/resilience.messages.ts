@@ -21,7 +21,6 @@ export const RULES = {
   number: (rule: string) => `must be ${rule}`,
   oneOf: (allowed: readonly string[]) => `must be one of ${allowed.join(', ')}`,
   instanceOf: (type: string) => `must be a ${type}`,
-  atMost: (other: string) => `must be <= ${other}`,
   atLeast: (other: string) => `must be >= ${other}`,
   notWith: (other: string) => `must not be given together with ${other}`,
   cannotCombine: (others: string) => `cannot be combined with ${others}`,
