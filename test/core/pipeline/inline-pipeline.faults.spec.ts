@@ -40,14 +40,17 @@ const passThrough: ResilienceStrategy<unknown> = { execute: (next, context) => n
 async function run(separated: boolean, failAcquire: number[], failSuccess: number[]): Promise<string[]> {
   const builder = new ResiliencePipelineBuilder().addRetry({ maxRetryAttempts: 2, delay: 0 });
   if (separated) builder.addStrategy({ type: 'gap', options: {}, create: () => passThrough });
+  const log: string[] = [];
   builder.addCircuitBreaker({
     kind: 'consecutive',
+    failureThreshold: 1,
+    breakDuration: 60_000,
     circuitKey: 'db',
     stateStore: new FaultyStore(failAcquire, failSuccess),
+    onStateChange: ({ from, to }) => void log.push(`${from}→${to}`),
   });
   if (separated) builder.addStrategy({ type: 'gap', options: {}, create: () => passThrough });
   const pipeline = builder.addTimeout(1_000).build();
-  const log: string[] = [];
   for (let call = 0; call < 3; call++) {
     let result: unknown;
     try {

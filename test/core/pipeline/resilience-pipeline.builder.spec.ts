@@ -288,6 +288,40 @@ describe('ResiliencePipelineBuilder', () => {
     });
   });
 
+  it('each add… method adds its strategy, in order; those with defaults take no options', () => {
+    const pipeline = new ResiliencePipelineBuilder()
+      .addFallback({ fallbackValue: 0 })
+      .addRateLimiter()
+      .addHedging()
+      .addRetry()
+      .addCircuitBreaker()
+      .addTimeout(1_000)
+      .addChaosLatency({ latency: 1, injectionRate: 0 })
+      .addChaosFault({ fault: new Error('x'), injectionRate: 0 })
+      .addChaosOutcome({ outcome: { ok: true, value: 1 }, injectionRate: 0 })
+      .addChaosBehavior({ behavior: () => undefined, injectionRate: 0 })
+      .build();
+    expect(pipeline.describe().map((d) => d.type)).toEqual([
+      'fallback',
+      'rate-limiter',
+      'hedging',
+      'retry',
+      'circuit-breaker',
+      'timeout',
+      'chaos-latency',
+      'chaos-fault',
+      'chaos-outcome',
+      'chaos-behavior',
+    ]);
+  });
+
+  it('takes a definition without a validate function', async () => {
+    const pipeline = new ResiliencePipelineBuilder()
+      .add({ type: 'bare', events: [], create: () => ({ execute: (next, context) => next(context) }) }, {})
+      .build();
+    await expect(pipeline.execute(() => 'through')).resolves.toBe('through');
+  });
+
   it('builtInStrategies make the registrations of the add… methods', () => {
     const made = {
       retry: builtInStrategies.retry({}),

@@ -83,7 +83,7 @@ describe('ResiliencePipeline.execute', () => {
   });
 
   it('reports a failed execution as an error with its outcome and duration, after the debug start', async () => {
-    const time = new FakeTimeProvider();
+    const time = new FakeTimeProvider(5_000);
     const listener = new RecordingListener();
     const pipeline = new ResiliencePipelineBuilder({ timeProvider: time, telemetryListeners: [listener] }).build();
     const context = new ResilienceContext({ operationKey: 'op' });
