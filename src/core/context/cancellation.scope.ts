@@ -91,10 +91,12 @@ export class NoCancellationScope extends CancellationScope {
     return false;
   }
 
+  // Stryker disable next-line BlockStatement: unreachable through the API — a reason is read only once `aborted` is true, which this scope never is
   get reason(): unknown {
     return undefined;
   }
 
+  // Stryker disable next-line BlockStatement: unreachable through the API — `ResilienceContext.signal` replaces this scope before reading a signal, and linked scopes read a parent's signal only when it `canAbort`
   get signal(): AbortSignal {
     return new AbortController().signal;
   }

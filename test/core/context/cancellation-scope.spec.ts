@@ -142,4 +142,46 @@ describe.each<TimeoutMode>(['cooperative', 'aggressive'])('the signal under a %s
     await Promise.all(calls);
     expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
   });
+
+  it('an outer timeout that ends first aborts the signal the callback sees under an inner timeout', async () => {
+    const time = new FakeTimeProvider();
+    const pipeline = new ResiliencePipelineBuilder({ timeProvider: time })
+      .addTimeout({ timeout: 100, mode })
+      .addTimeout({ timeout: 1_000, mode })
+      .build();
+    let inner: AbortSignal | undefined;
+    const result = pipeline
+      .execute(({ signal }) => {
+        inner = signal;
+        return new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason)));
+      })
+      .catch((e: unknown) => e);
+    await time.advanceAsync(100);
+    expect(inner!.aborted).toBe(true);
+    await expect(result).resolves.toMatchObject({ timeout: 100 });
+    expect(time.pendingTimerCount).toBe(0);
+  });
+
+  it('a cancellation source aborts the signal the callback sees under the timeout', async () => {
+    const time = new FakeTimeProvider();
+    const controller = new AbortController();
+    const source = {
+      get aborted() {
+        return controller.signal.aborted;
+      },
+      get reason(): unknown {
+        return controller.signal.reason as unknown;
+      },
+      get signal() {
+        return controller.signal;
+      },
+    };
+    const reason = new Error('source gave up');
+    const result = pipelineOn(time).execute(
+      ({ signal }) => new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason))),
+      { cancellation: source },
+    );
+    controller.abort(reason);
+    await expect(result).rejects.toBe(reason);
+  });
 });
