@@ -7,7 +7,7 @@ export interface DeadlineEntry {
   /** Links of the queue's list; the queue owns them. */
   previousEntry: DeadlineEntry | undefined;
   nextEntry: DeadlineEntry | undefined;
-  /** True while the entry waits in a queue. */
+  /** True while the entry waits in a queue (a timer-per-call queue leaves it set after the deadline until removal). */
   queued: boolean;
   /** The handle of the entry's own timer, for queues that give each entry one. */
   timer: TimerHandle;
@@ -78,7 +78,7 @@ export class FifoDeadlineQueue implements DeadlineQueue {
   remove(entry: DeadlineEntry): void {
     if (!entry.queued) return;
     this.unlink(entry);
-    if (this.size === 0 && this.armedFor !== Infinity) this.releaseWhenIdle();
+    if (this.size === 0) this.releaseWhenIdle();
   }
 
   private unlink(entry: DeadlineEntry): void {
@@ -153,16 +153,15 @@ export class TimerPerCallDeadlineQueue implements DeadlineQueue {
 
   add(entry: DeadlineEntry, timeout: number): number {
     entry.queued = true;
+    // The deadline ends only an entry still queued, even on a clock whose clearTimeout does not cancel.
     entry.timer = this.time.setTimeout(() => {
-      if (!entry.queued) return;
-      entry.queued = false;
-      entry.onDeadline();
+      if (entry.queued) entry.onDeadline();
     }, timeout);
     return (entry.deadline = this.time.now() + timeout);
   }
 
+  /** Clearing the timer of an entry whose deadline already passed is harmless (the `TimeProvider` contract). */
   remove(entry: DeadlineEntry): void {
-    if (!entry.queued) return;
     entry.queued = false;
     this.time.clearTimeout(entry.timer);
     entry.timer = undefined;

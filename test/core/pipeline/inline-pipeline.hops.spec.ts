@@ -5,23 +5,13 @@ import {
   ResiliencePipelineBuilder,
   type ResilienceStrategy,
 } from '../../../src/index.js';
+import { microtaskTurns } from '../../utils/microtask-turns.js';
 
 /**
  * The fast path's observable promise: how many microtask turns a call with a synchronous callback takes to
  * settle. A run of inline strategies (retry, circuit breaker, fixed timeout) costs one promise hop however
  * many strategies it holds (up to four), so such a pipeline answers as soon as a pipeline of one strategy.
  */
-async function turns(call: Promise<unknown>): Promise<number> {
-  let settled = false;
-  void call.then(() => (settled = true));
-  let count = 0;
-  while (!settled) {
-    await Promise.resolve();
-    count++;
-  }
-  return count;
-}
-
 const passThrough: ResilienceStrategy<unknown> = { execute: (next, context) => next(context) };
 const gap = (b: ResiliencePipelineBuilder) => b.addStrategy({ type: 'gap', options: {}, create: () => passThrough });
 
@@ -52,17 +42,17 @@ describe('promise hops of a call', () => {
       3,
     ],
     ['one aggressive timeout', (b) => b.addTimeout({ timeout: 1_000, mode: 'aggressive' }), 2],
-  ])('%s: %d turn(s)', async (_, shape, expected) => {
+  ])('%s', async (_, shape, expected) => {
     const pipeline = shape(new ResiliencePipelineBuilder()).build();
-    expect(await turns(pipeline.execute(() => 1))).toBe(expected);
+    expect(await microtaskTurns(pipeline.execute(() => 1))).toBe(expected);
   });
 
   it('a context given by the caller (not in use by another call) costs no extra hop', async () => {
     const pipeline = new ResiliencePipelineBuilder().addRetry().addCircuitBreaker().addTimeout(1_000).build();
-    expect(await turns(pipeline.execute(() => 1, new ResilienceContext()))).toBe(2);
+    expect(await microtaskTurns(pipeline.execute(() => 1, new ResilienceContext()))).toBe(2);
   });
 
   it('the empty pipeline runs the callback with no hop of its own', async () => {
-    expect(await turns(ResiliencePipeline.empty.execute(() => 1))).toBe(1);
+    expect(await microtaskTurns(ResiliencePipeline.empty.execute(() => 1))).toBe(1);
   });
 });

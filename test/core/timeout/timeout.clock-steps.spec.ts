@@ -32,15 +32,21 @@ describe.each<TimeoutMode>(['cooperative', 'aggressive'])('a %s timeout on a clo
     return { clock, ended, start };
   }
 
-  it('a call started after the step ends 100 ms after it started, before an earlier call whose deadline is later', async () => {
+  it('a call started after the step back ends 100 ms after it started, before an earlier call due later; a call after the correction goes last', async () => {
     const { clock, ended, start } = setup();
     const first = start('first');
     await clock.advanceAsync(10);
     clock.offset = -60;
     const second = start('second');
+    // The two callbacks' own timers and the timeout's one.
+    expect(clock.pendingTimerCount).toBe(3);
+    await clock.advanceAsync(20);
+    // The clock is set right again: the third call is due after the first one, so it goes last.
+    clock.offset = 0;
+    const third = start('third');
     await clock.advanceAsync(1_000);
-    await Promise.all([first, second]);
-    expect(ended).toEqual({ second: 110, first: 160 });
+    await Promise.all([first, second, third]);
+    expect(ended).toEqual({ second: 110, first: 110, third: 130 });
     expect(clock.pendingTimerCount).toBe(0);
   });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import {
+  ResilienceContext,
   ResiliencePipelineBuilder,
   SystemTimeProvider,
   TimeoutRejectedError,
@@ -7,6 +8,7 @@ import {
   type TimeoutMode,
 } from '../../../src/index.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
+import { microtaskTurns } from '../../utils/microtask-turns.js';
 
 /** A fake clock that counts the timers it is asked for and flags a clear of a handle it never gave out. */
 class CountingClock extends FakeTimeProvider {
@@ -206,6 +208,31 @@ describe('the timers of a generated timeout', () => {
     await clock.advanceAsync(100);
     await expect(late).resolves.toBeInstanceOf(TimeoutRejectedError);
     expect(clock.pendingTimerCount).toBe(0);
+    expect(clock.strayClears).toEqual([]);
+  });
+});
+
+describe.each<[TimeoutMode, number]>([
+  ['cooperative', 0],
+  ['aggressive', 1],
+])('a fixed %s timeout inside an inline run', (mode, ownHops) => {
+  // A cooperative timeout adds no promise hop to the run; an aggressive one settles the call itself: one hop.
+  it('releases its deadline when the first attempt returns a value, at the cost of its own hops only', async () => {
+    const clock = new CountingClock();
+    const pipeline = new ResiliencePipelineBuilder({ timeProvider: clock })
+      .addRetry({ maxRetryAttempts: 1, delay: 0 })
+      .addTimeout({ timeout: 100, mode })
+      .build();
+    const alone = new ResiliencePipelineBuilder({ timeProvider: clock }).addRetry().build();
+    const context = new ResilienceContext();
+    const outer = context.signal;
+    expect(await microtaskTurns(pipeline.execute(() => 'value', context))).toBe(
+      (await microtaskTurns(alone.execute(() => 'value'))) + ownHops,
+    );
+    await expect(pipeline.execute(() => 'value', context)).resolves.toBe('value');
+    expect(clock.pendingTimerCount).toBe(0);
+    // The caller's context is its own again.
+    expect(context.signal).toBe(outer);
     expect(clock.strayClears).toEqual([]);
   });
 });
