@@ -49,6 +49,7 @@ export class ResiliencePipeline<T = unknown> {
   constructor(components: PipelineComponents | undefined) {
     this._components = components;
     this.telemetry = components?.telemetry.enabled ? components.telemetry : undefined;
+    // Stryker disable next-line ArrayDeclaration: only `ResiliencePipeline.empty` has no components, and it is built at import, before any test activates a mutant
     const strategies = components?.strategies ?? [];
     // heads[i] runs strategies i… and then the callback. Two or more strategies in a row that can run inline
     // share one head (one promise hop and one closure pair per call for the whole run).

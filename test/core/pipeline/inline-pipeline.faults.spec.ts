@@ -125,6 +125,32 @@ describe('a strategy of its own that throws synchronously', () => {
   });
 });
 
+describe('a strategy of its own right after two inline ones', () => {
+  it('ends their run: it runs through its execute, between them and the strategies after it', async () => {
+    const order: string[] = [];
+    const custom: ResilienceStrategy<unknown> = {
+      execute: (next, context) => {
+        order.push('custom');
+        return next(context);
+      },
+    };
+    const pipeline = new ResiliencePipelineBuilder()
+      .addCircuitBreaker()
+      .addCircuitBreaker()
+      .addStrategy({ type: 'custom', options: {}, create: () => custom })
+      .addCircuitBreaker()
+      .addTimeout(1_000)
+      .build();
+    await expect(
+      pipeline.execute(() => {
+        order.push('callback');
+        return 'ok';
+      }),
+    ).resolves.toBe('ok');
+    expect(order).toEqual(['custom', 'callback']);
+  });
+});
+
 describe('a call whose context is already cancelled', () => {
   it.each([
     ['the empty pipeline', () => ResiliencePipeline.empty],
