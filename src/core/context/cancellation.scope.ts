@@ -83,6 +83,7 @@ export class ExternalCancellationScope extends CancellationScope {
 export class NoCancellationScope extends CancellationScope {
   static readonly instance = new NoCancellationScope();
 
+  // Stryker disable next-line BlockStatement,BooleanLiteral: equivalent — a child that linked to this scope would only listen on a fresh signal that never aborts; `false` spares that signal and listener
   get canAbort(): boolean {
     return false;
   }
@@ -147,14 +148,21 @@ export class LinkedCancellationScope extends CancellationScope {
       controller.abort(this.ownReason);
     } else if (this.parent.aborted) {
       this.abort(this.parent.reason);
-    } else if (this.parent.canAbort) {
-      this.parentSignal = this.parent.signal;
-      // Many concurrent executions may share one caller signal, each linking to it while it runs.
-      setMaxListeners(0, this.parentSignal);
-      this.onParentAbort ??= () => this.abort(this.parent.reason);
-      this.parentSignal.addEventListener('abort', this.onParentAbort, { once: true });
+    } else {
+      this.linkToParent();
     }
     return controller.signal;
+  }
+
+  /** Aborts this scope when the parent's signal aborts (the listener is removed on the first abort). */
+  private linkToParent(): void {
+    // Stryker disable next-line ConditionalExpression: equivalent for `false` — only the never-cancelled scope cannot abort, and a link to its fresh signal changes nothing
+    if (!this.parent.canAbort) return;
+    this.parentSignal = this.parent.signal;
+    // Many concurrent executions may share one caller signal, each linking to it while it runs.
+    setMaxListeners(0, this.parentSignal);
+    this.onParentAbort ??= () => this.abort(this.parent.reason);
+    this.parentSignal.addEventListener('abort', this.onParentAbort);
   }
 
   abort(reason: unknown): void {
