@@ -32,7 +32,7 @@ export const RULES = {
   pipelinesObject: 'must be an object of named pipelines',
   alreadyRegistered: 'is already registered',
   predicateReference: 'must be a predicate name, a list of names or a function',
-  unknownPredicate: (name: unknown, known: readonly string[]) =>
+  unknownPredicate: (name: string, known: readonly string[]) =>
     `is not a registered predicate (${knownNames(name, known)})`,
   circuitKeyRequired: 'is required with a shared stateStore when the pipeline has no name',
   circuitNeverOpens: (windowSize: number) => `must be <= windowSize (${windowSize}), or the circuit can never open`,

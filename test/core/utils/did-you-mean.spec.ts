@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { closestName } from '../../../src/index.js';
+import { closestName, ResiliencePipelineRegistry, ResilienceValidationError } from '../../../src/index.js';
 
 describe('closestName (the "did you mean" of start-up errors)', () => {
   it.each<[string, string, string[], string | undefined]>([
@@ -14,6 +14,8 @@ describe('closestName (the "did you mean" of start-up errors)', () => {
     ['too far: two edits in a five-letter name', 'rexxy', ['retry'], undefined],
     ['a short name allows one edit', 'ab', ['ac'], 'ac'],
     ['a short name allows no more than one', 'ab', ['cd'], undefined],
+    ['half a swap is no swap', 'ab', ['ca'], undefined],
+    ['a swap at the end', 'abdc', ['abcd'], 'abcd'],
     ['nine letters allow three edits', 'abcdefghi', ['abcxyzghi'], 'abcxyzghi'],
     ['nine letters allow no more than three', 'abcdefghi', ['abwxyzghi'], undefined],
     ['twelve letters still allow only three', 'abcdefghijkl', ['abcdwxyzijkl'], undefined],
@@ -57,5 +59,19 @@ describe('closestName (the "did you mean" of start-up errors)', () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('start-up errors list the known names, led by the hint when one is close', () => {
+    const rule = (name: string) => {
+      try {
+        new ResiliencePipelineRegistry({ pipelines: { a: { retry: { shouldHandle: name } } } });
+      } catch (error) {
+        return (error as ResilienceValidationError).issues[0].rule;
+      }
+      return undefined;
+    };
+    const known = 'known: all-errors, http-failure, http-retryable, http-transient, timeout, transient-network';
+    expect(rule('timeuot')).toBe(`is not a registered predicate (did you mean "timeout"?; ${known})`);
+    expect(rule('nothing-like-it')).toBe(`is not a registered predicate (${known})`);
   });
 });

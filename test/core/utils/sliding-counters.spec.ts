@@ -160,4 +160,24 @@ describe('sliding counters', () => {
     expect(time.pendingTimerCount).toBe(0);
     limiter.dispose();
   });
+
+  it('a clock that steps back does not slide the window: the counts stay until time passes them', () => {
+    class SteppingClock extends FakeTimeProvider {
+      offset = 0;
+      override now(): number {
+        return super.now() + this.offset;
+      }
+    }
+    const time = new SteppingClock(10_000);
+    const budget = new RetryBudget({ window: 1_000, ratio: 0, minRetriesPerSecond: 0 }, time);
+    for (let i = 0; i < 3; i++) budget.recordCall();
+    time.offset = -500;
+    expect(budget.statistics.calls).toBe(3);
+    time.offset = 0;
+    expect(budget.statistics.calls).toBe(3);
+    time.advance(999);
+    expect(budget.statistics.calls).toBe(3);
+    time.advance(1);
+    expect(budget.statistics.calls).toBe(0);
+  });
 });
