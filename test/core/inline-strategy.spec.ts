@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { ResiliencePipelineBuilder, type ResilienceStrategy } from '../../src/index.js';
+import { microtaskTurns } from '../utils/microtask-turns.js';
 
 /** A strategy of its own that carries some (not all) of the inline hooks: the pipeline must run its `execute`. */
 function partlyInline(hooks: string[], log: string[]): ResilienceStrategy<unknown> {
@@ -45,5 +46,11 @@ describe('strategies of your own and the inline runs', () => {
       .build();
     await expect(pipeline.execute(() => 'ok')).resolves.toBe('ok');
     expect(log).toEqual(['execute']);
+  });
+
+  it('the built-in inline strategies share one promise hop, as one strategy alone costs', async () => {
+    const run = new ResiliencePipelineBuilder().addRetry().addCircuitBreaker().addTimeout(1_000).build();
+    const alone = new ResiliencePipelineBuilder().addTimeout(1_000).build();
+    expect(await microtaskTurns(run.execute(() => 1))).toBe(await microtaskTurns(alone.execute(() => 1)));
   });
 });

@@ -72,6 +72,11 @@ describe('outcome predicates at the edges', () => {
     const legacy = handleError(Legacy as unknown as typeof Error);
     expect(legacy(err(Object.create(Legacy.prototype)))).toBe(true);
     expect(legacy(err(new Error('x')))).toBe(false);
+    // A function whose source merely mentions a class is a filter.
+    const mentionsClass = handleError(function mentions(e) {
+      return String(e).includes('class x');
+    });
+    expect(mentionsClass(err('a class x'))).toBe(true);
     // A plain function is a filter: it is called with the error.
     expect(handleError((e) => e === 7)(err(7))).toBe(true);
     expect(
@@ -135,6 +140,10 @@ describe('outcome predicates at the edges', () => {
     expect(isTransientNetworkError(new Error('Socket Hang Up while reading'))).toBe(true);
     expect(isTransientNetworkError({ code: 5, message: 7 })).toBe(false);
     expect(isTransientNetworkError(null)).toBe(false);
+    // Only objects are errors, and only a string message is read.
+    expect(isTransientNetworkError(Object.assign(() => 0, { code: 'ECONNRESET' }))).toBe(false);
+    expect(isTransientNetworkError({ message: ['socket hang up'] })).toBe(false);
+    expect(isTransientNetworkError({ code: ['ECONNRESET'] })).toBe(false);
     const loop: { cause?: unknown } = {};
     loop.cause = loop;
     expect(isTransientNetworkError(loop)).toBe(false);

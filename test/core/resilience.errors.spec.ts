@@ -53,6 +53,9 @@ describe('resilience errors', () => {
       ['an object of exactly 80 characters of JSON, whole', { k: 'x'.repeat(72) }, `{"k":"${'x'.repeat(72)}"}`],
       ['a longer object, cut to 80 characters', { k: 'x'.repeat(73) }, `{"k":"${'x'.repeat(71)}...`],
       ['an object JSON cannot write', circular(), '[object Object]'],
+      ['a long string, whole', 'y'.repeat(100), `"${'y'.repeat(100)}"`],
+      ['-Infinity', -Infinity, '-Infinity'],
+      ['true', true, 'true'],
     ])('describes %s in the message', (_, value, shown) => {
       expect(new ResilienceValidationError([issue(value)]).message).toBe(
         `Invalid resilience options (1 problem):\n  - p: ${shown} is wrong`,
@@ -152,6 +155,11 @@ describe('resilience errors', () => {
     expect(rejection.stack).toBe(`BrokenCircuitError: ${rejection.message}`);
     rejection.stack = 'replaced';
     expect(rejection.stack).toBe('replaced');
+    rejection.stack = 'again';
+    expect(rejection.stack).toBe('again');
+    // The replacement is the instance's own: removing it shows the name and message again.
+    expect(delete (rejection as { stack?: string }).stack).toBe(true);
+    expect(rejection.stack).toBe(`BrokenCircuitError: ${rejection.message}`);
     // A constructed error keeps the stack trace V8 captured.
     expect(new BrokenCircuitError().stack).toContain('resilience.errors.spec');
   });
@@ -179,6 +187,7 @@ describe('resilience errors', () => {
     ['no property', {}, undefined],
     ['null', null, undefined],
     ['a number as the error', 5, undefined],
+    ['a function carrying one (not an error)', Object.assign(() => 0, { retryAfter: 5 }), undefined],
   ])('getRetryAfter: %s', (_, error, expected) => {
     expect(getRetryAfter(error)).toBe(expected);
   });
