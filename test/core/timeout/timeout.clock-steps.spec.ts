@@ -32,7 +32,7 @@ describe.each<TimeoutMode>(['cooperative', 'aggressive'])('a %s timeout on a clo
     return { clock, ended, start };
   }
 
-  it('a call started after the step back ends 100 ms after it started, before an earlier call due later; a call after the correction goes last', async () => {
+  it('a call started after the step back ends 100 ms after it started, before an earlier call due later', async () => {
     const { clock, ended, start } = setup();
     const first = start('first');
     await clock.advanceAsync(10);
@@ -40,8 +40,19 @@ describe.each<TimeoutMode>(['cooperative', 'aggressive'])('a %s timeout on a clo
     const second = start('second');
     // The two callbacks' own timers and the timeout's one.
     expect(clock.pendingTimerCount).toBe(3);
+    await clock.advanceAsync(1_000);
+    await Promise.all([first, second]);
+    expect(ended).toEqual({ second: 110, first: 160 });
+    expect(clock.pendingTimerCount).toBe(0);
+  });
+
+  it('a call after the clock is set right again goes after every earlier deadline', async () => {
+    const { clock, ended, start } = setup();
+    const first = start('first');
+    await clock.advanceAsync(10);
+    clock.offset = -60;
+    const second = start('second');
     await clock.advanceAsync(20);
-    // The clock is set right again: the third call is due after the first one, so it goes last.
     clock.offset = 0;
     const third = start('third');
     await clock.advanceAsync(1_000);
