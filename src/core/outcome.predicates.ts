@@ -116,7 +116,7 @@ export const TRANSIENT_NETWORK_ERROR_CODES: ReadonlySet<string> = new Set([
 export function isTransientNetworkError(error: unknown): boolean {
   for (let current = error, depth = 0; current && typeof current === 'object' && depth < 5; depth++) {
     const { code, message } = current as { code?: unknown; message?: unknown };
-    if (typeof code === 'string' && TRANSIENT_NETWORK_ERROR_CODES.has(code)) return true;
+    if (TRANSIENT_NETWORK_ERROR_CODES.has(code as string)) return true;
     if (typeof message === 'string' && /socket hang up/i.test(message)) return true;
     current = (current as { cause?: unknown }).cause;
   }
@@ -127,9 +127,7 @@ export function isTransientNetworkError(error: unknown): boolean {
 export const handleTransientNetworkErrors: OutcomePredicate<unknown> = ({ outcome, context }) =>
   !outcome.ok && isTransientNetworkError(outcome.error) && !isCancellationOutcome(outcome, context);
 
-function isClass(fn: unknown): fn is ErrorClass<unknown> {
-  return (
-    typeof fn === 'function' &&
-    (fn === Error || fn.prototype instanceof Error || /^class\s/.test(Function.prototype.toString.call(fn)))
-  );
+/** Tells an error class from a filter function (the two forms `handleError` takes; both are functions). */
+function isClass(fn: ErrorClass<unknown> | ((error: unknown) => boolean)): fn is ErrorClass<unknown> {
+  return fn === Error || fn.prototype instanceof Error || /^class\s/.test(Function.prototype.toString.call(fn));
 }

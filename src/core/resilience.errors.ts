@@ -175,9 +175,8 @@ function describeValue(value: unknown): string {
   if (typeof value === 'function') return `[function ${value.name || 'anonymous'}]`;
   if (typeof value === 'string') return JSON.stringify(value);
   if (typeof value === 'bigint') return `${value}n`;
-  if (value === undefined || typeof value === 'number' || typeof value === 'boolean' || value === null) {
-    return String(value);
-  }
+  // Booleans and null read the same as JSON below; NaN and ±Infinity would not.
+  if (value === undefined || typeof value === 'number') return String(value);
   try {
     const json = JSON.stringify(value);
     return json.length > 80 ? `${json.slice(0, 77)}...` : json;
@@ -247,5 +246,5 @@ export function isCancellationError(error: unknown): boolean {
 export function getRetryAfter(error: unknown): number | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
   const value = (error as { retryAfter?: unknown }).retryAfter;
-  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
+  return Number.isFinite(value) && (value as number) >= 0 ? (value as number) : undefined;
 }

@@ -21,7 +21,6 @@ export const RULES = {
   number: (rule: string) => `must be ${rule}`,
   oneOf: (allowed: readonly string[]) => `must be one of ${allowed.join(', ')}`,
   instanceOf: (type: string) => `must be a ${type}`,
-  atMost: (other: string) => `must be <= ${other}`,
   atLeast: (other: string) => `must be >= ${other}`,
   notWith: (other: string) => `must not be given together with ${other}`,
   cannotCombine: (others: string) => `cannot be combined with ${others}`,
@@ -33,7 +32,7 @@ export const RULES = {
   pipelinesObject: 'must be an object of named pipelines',
   alreadyRegistered: 'is already registered',
   predicateReference: 'must be a predicate name, a list of names or a function',
-  unknownPredicate: (name: unknown, known: readonly string[]) =>
+  unknownPredicate: (name: string, known: readonly string[]) =>
     `is not a registered predicate (${knownNames(name, known)})`,
   circuitKeyRequired: 'is required with a shared stateStore when the pipeline has no name',
   circuitNeverOpens: (windowSize: number) => `must be <= windowSize (${windowSize}), or the circuit can never open`,

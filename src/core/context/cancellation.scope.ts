@@ -83,7 +83,9 @@ export class ExternalCancellationScope extends CancellationScope {
 export class NoCancellationScope extends CancellationScope {
   static readonly instance = new NoCancellationScope();
 
+  // Stryker disable next-line BlockStatement: equivalent — see below
   get canAbort(): boolean {
+    // Stryker disable next-line BooleanLiteral: equivalent — a child that linked to this scope would only listen on a fresh signal that never aborts; `false` spares that signal and listener
     return false;
   }
 
@@ -91,10 +93,12 @@ export class NoCancellationScope extends CancellationScope {
     return false;
   }
 
+  // Stryker disable next-line BlockStatement: unreachable through the API — a reason is read only once `aborted` is true, which this scope never is
   get reason(): unknown {
     return undefined;
   }
 
+  // Stryker disable next-line BlockStatement: unreachable through the API — `ResilienceContext.signal` replaces this scope before reading a signal, and linked scopes read a parent's signal only when it `canAbort`
   get signal(): AbortSignal {
     return new AbortController().signal;
   }
@@ -145,14 +149,21 @@ export class LinkedCancellationScope extends CancellationScope {
       controller.abort(this.ownReason);
     } else if (this.parent.aborted) {
       this.abort(this.parent.reason);
-    } else if (this.parent.canAbort) {
-      this.parentSignal = this.parent.signal;
-      // Many concurrent executions may share one caller signal, each linking to it while it runs.
-      setMaxListeners(0, this.parentSignal);
-      this.onParentAbort ??= () => this.abort(this.parent.reason);
-      this.parentSignal.addEventListener('abort', this.onParentAbort, { once: true });
+    } else {
+      this.linkToParent();
     }
     return controller.signal;
+  }
+
+  /** Aborts this scope when the parent's signal aborts (the listener is removed on the first abort). */
+  private linkToParent(): void {
+    // Stryker disable next-line ConditionalExpression: equivalent for `false` — only the never-cancelled scope cannot abort, and a link to its fresh signal changes nothing
+    if (!this.parent.canAbort) return;
+    this.parentSignal = this.parent.signal;
+    // Many concurrent executions may share one caller signal, each linking to it while it runs.
+    setMaxListeners(0, this.parentSignal);
+    this.onParentAbort ??= () => this.abort(this.parent.reason);
+    this.parentSignal.addEventListener('abort', this.onParentAbort);
   }
 
   abort(reason: unknown): void {

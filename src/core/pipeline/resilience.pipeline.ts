@@ -49,9 +49,11 @@ export class ResiliencePipeline<T = unknown> {
   constructor(components: PipelineComponents | undefined) {
     this._components = components;
     this.telemetry = components?.telemetry.enabled ? components.telemetry : undefined;
+    // Stryker disable next-line ArrayDeclaration: only `ResiliencePipeline.empty` has no components, and it is built at import, before any test activates a mutant
     const strategies = components?.strategies ?? [];
     // heads[i] runs strategies i… and then the callback. Two or more strategies in a row that can run inline
     // share one head (one promise hop and one closure pair per call for the whole run).
+    // Stryker disable next-line ArrayDeclaration: equivalent — every slot is assigned below before it is read
     const heads: StrategyNext<unknown>[] = [];
     heads[strategies.length] = invokeCallback;
     for (let i = strategies.length - 1; i >= 0; i--) {
@@ -67,7 +69,7 @@ export class ResiliencePipeline<T = unknown> {
         const end = i + run.length;
         heads[i] = inlineHead(run, heads.slice(i + 1, end + 1), heads[end]);
       } else {
-        heads[i] = (context) => strategy.execute(next, context);
+        heads[i] = (context) => executeStrategy(strategy, next, context);
       }
     }
     this.head = heads[0];
@@ -96,12 +98,8 @@ export class ResiliencePipeline<T = unknown> {
     ctx._callback = callback as ResilienceCallback<unknown, unknown>;
     // A context on this path has never run a callback, so it holds no state of an earlier call.
     if (state !== undefined) ctx._state = state;
-    try {
-      return this.head(ctx) as Promise<R>;
-    } catch (error) {
-      // Only a faulty custom strategy throws synchronously; callers still get a rejection.
-      return Promise.reject(error);
-    }
+    // No head throws synchronously (each catches what its strategy throws), so this is always a promise.
+    return this.head(ctx) as Promise<R>;
   }
 
   /**
@@ -118,7 +116,7 @@ export class ResiliencePipeline<T = unknown> {
   protected executeNested(next: StrategyNext<unknown>, context: ResilienceContext): Promise<unknown> {
     const strategies = this._components?.strategies ?? [];
     const step = (index: number, ctx: ResilienceContext): Promise<unknown> =>
-      index === strategies.length ? next(ctx) : strategies[index].execute((c) => step(index + 1, c), ctx);
+      index === strategies.length ? next(ctx) : executeStrategy(strategies[index], (c) => step(index + 1, c), ctx);
     return step(0, context);
   }
 
@@ -173,10 +171,27 @@ export class ResiliencePipeline<T = unknown> {
    * are disposed by the registry.
    */
   async dispose(): Promise<void> {
-    await Promise.all((this._components?.strategies ?? []).map((s) => Promise.resolve(s.dispose?.())));
+    const strategies = this._components?.strategies;
+    if (strategies) await Promise.all(strategies.map((s) => Promise.resolve(s.dispose?.())));
   }
 
   private now(): number {
     return this._components!.timeProvider.now();
+  }
+}
+
+/**
+ * Runs one strategy, turning a synchronous throw (a faulty custom strategy, a state store that throws) into
+ * a rejection: the strategies around it then see a failure, as they would inside an inline run.
+ */
+function executeStrategy(
+  strategy: ResilienceStrategy<unknown>,
+  next: StrategyNext<unknown>,
+  context: ResilienceContext,
+): Promise<unknown> {
+  try {
+    return strategy.execute(next, context);
+  } catch (error) {
+    return Promise.reject(error);
   }
 }

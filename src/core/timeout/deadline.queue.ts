@@ -7,7 +7,7 @@ export interface DeadlineEntry {
   /** Links of the queue's list; the queue owns them. */
   previousEntry: DeadlineEntry | undefined;
   nextEntry: DeadlineEntry | undefined;
-  /** True while the entry waits in a queue. */
+  /** True while the entry waits in a queue (a timer-per-call queue leaves it set after the deadline until removal). */
   queued: boolean;
   /** The handle of the entry's own timer, for queues that give each entry one. */
   timer: TimerHandle;
@@ -41,8 +41,10 @@ export class FifoDeadlineQueue implements DeadlineQueue {
   private tail: DeadlineEntry | undefined;
   private size = 0;
   private handle: TimerHandle = undefined;
-  private armed = false;
-  /** The deadline the timer was armed for: when it fires, at least this much time has passed. */
+  /**
+   * The deadline the timer is armed for (when it fires, at least this much time has passed); `Infinity`
+   * while no timer is armed (every deadline is finite).
+   */
   private armedFor = Infinity;
   /** The system clock: idle timers are released and the clock is read once per turn of the event loop. */
   private readonly perTurn: boolean;
@@ -51,11 +53,6 @@ export class FifoDeadlineQueue implements DeadlineQueue {
 
   constructor(private readonly time: TimeProvider) {
     this.perTurn = time instanceof SystemTimeProvider;
-  }
-
-  /** Calls waiting for their deadline. */
-  get pending(): number {
-    return this.size;
   }
 
   add(entry: DeadlineEntry, timeout: number): number {
@@ -74,14 +71,14 @@ export class FifoDeadlineQueue implements DeadlineQueue {
     if (after === undefined) this.tail = entry;
     else after.previousEntry = entry;
     this.size++;
-    if (!this.armed || deadline < this.armedFor) this.arm(deadline);
+    if (deadline < this.armedFor) this.arm(deadline);
     return deadline;
   }
 
   remove(entry: DeadlineEntry): void {
     if (!entry.queued) return;
     this.unlink(entry);
-    if (this.size === 0 && this.armed) this.releaseWhenIdle();
+    if (this.size === 0) this.releaseWhenIdle();
   }
 
   private unlink(entry: DeadlineEntry): void {
@@ -97,15 +94,13 @@ export class FifoDeadlineQueue implements DeadlineQueue {
   }
 
   private arm(deadline: number): void {
-    if (this.armed) this.time.clearTimeout(this.handle);
-    this.armed = true;
+    if (this.armedFor !== Infinity) this.time.clearTimeout(this.handle);
     this.armedFor = deadline;
     this.handle = this.time.setTimeout(this.fire, Math.max(0, deadline - this.now()));
   }
 
+  /** Clears the timer (called with one armed; clearing none is harmless on the system clock's turn end). */
   private disarm(): void {
-    if (!this.armed) return;
-    this.armed = false;
     this.armedFor = Infinity;
     this.time.clearTimeout(this.handle);
     this.handle = undefined;
@@ -114,7 +109,6 @@ export class FifoDeadlineQueue implements DeadlineQueue {
   private readonly fire = (): void => {
     // The timer fired, so its delay has passed even if the clock says otherwise (it may have stepped back).
     const now = Math.max(this.time.now(), this.armedFor);
-    this.armed = false;
     this.armedFor = Infinity;
     this.handle = undefined;
     for (let entry = this.head; entry !== undefined && entry.deadline <= now; entry = this.head) {
@@ -122,7 +116,7 @@ export class FifoDeadlineQueue implements DeadlineQueue {
       entry.onDeadline();
     }
     // An entry's handler may have started calls (and armed the timer) already.
-    if (this.head !== undefined && (!this.armed || this.head.deadline < this.armedFor)) this.arm(this.head.deadline);
+    if (this.head !== undefined && this.head.deadline < this.armedFor) this.arm(this.head.deadline);
   };
 
   /** The clock, read once per turn of the event loop on the system clock. */
@@ -159,16 +153,15 @@ export class TimerPerCallDeadlineQueue implements DeadlineQueue {
 
   add(entry: DeadlineEntry, timeout: number): number {
     entry.queued = true;
+    // The deadline ends only an entry still queued, even on a clock whose clearTimeout does not cancel.
     entry.timer = this.time.setTimeout(() => {
-      if (!entry.queued) return;
-      entry.queued = false;
-      entry.onDeadline();
+      if (entry.queued) entry.onDeadline();
     }, timeout);
     return (entry.deadline = this.time.now() + timeout);
   }
 
+  /** Clearing the timer of an entry whose deadline already passed is harmless (the `TimeProvider` contract). */
   remove(entry: DeadlineEntry): void {
-    if (!entry.queued) return;
     entry.queued = false;
     this.time.clearTimeout(entry.timer);
     entry.timer = undefined;

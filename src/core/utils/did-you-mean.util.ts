@@ -1,6 +1,8 @@
 /** Edit distance (insertions, deletions, substitutions, adjacent swaps), stopping early past `limit`. */
 function distance(a: string, b: string, limit: number): number {
+  // Stryker disable next-line ConditionalExpression: equivalent — a fast exit; names this far apart in length end past the limit anyway
   if (Math.abs(a.length - b.length) > limit) return limit + 1;
+  // Stryker disable next-line ArrayDeclaration: equivalent — the row before the previous one is read only from the second row on
   let before: number[] = [];
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
@@ -9,10 +11,12 @@ function distance(a: string, b: string, limit: number): number {
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
       let d = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, before[j - 2] + 1);
+      // An adjacent swap (on the first row or column, the out-of-range character is undefined: no swap).
+      if (a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, before[j - 2] + 1);
       current.push(d);
       best = Math.min(best, d);
     }
+    // Stryker disable next-line ConditionalExpression: equivalent — a fast exit; no later row gets below this one's best
     if (best > limit) return limit + 1;
     before = previous;
     previous = current;
@@ -44,21 +48,20 @@ export function closestName(name: string, candidates: Iterable<string>): string 
 }
 
 /** `did you mean "x"?` for the closest candidate, or `undefined`. @internal */
-export function didYouMean(name: unknown, candidates: Iterable<string>): string | undefined {
-  if (typeof name !== 'string') return undefined;
+export function didYouMean(name: string, candidates: Iterable<string>): string | undefined {
   const closest = closestName(name, candidates);
   return closest === undefined ? undefined : `did you mean "${closest}"?`;
 }
 
 /** `known: a, b` (or `known: none`), led by a "did you mean" for a near miss. @internal */
-export function knownNames(name: unknown, known: readonly string[]): string {
+export function knownNames(name: string, known: readonly string[]): string {
   const hint = didYouMean(name, known);
   const list = `known: ${known.length ? known.join(', ') : 'none'}`;
   return hint ? `${hint}; ${list}` : list;
 }
 
 /** `rule (did you mean "x"?)`, or the rule alone when nothing is close. @internal */
-export function withHint(rule: string, name: unknown, candidates: Iterable<string>): string {
+export function withHint(rule: string, name: string, candidates: Iterable<string>): string {
   const hint = didYouMean(name, candidates);
   return hint ? `${rule} (${hint})` : rule;
 }

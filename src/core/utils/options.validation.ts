@@ -66,13 +66,13 @@ export class OptionsValidator {
     rule: { min?: number; max?: number; integer?: boolean; allowInfinity?: boolean; exclusiveMin?: boolean } = {},
   ): this {
     if (value === undefined) return this;
+    // Number.isFinite is false for anything but a finite number (NaN, strings and other types included).
+    const n = value as number;
     const ok =
-      typeof value === 'number' &&
-      !Number.isNaN(value) &&
       (Number.isFinite(value) || (rule.allowInfinity === true && value === Infinity)) &&
       (!rule.integer || Number.isInteger(value) || value === Infinity) &&
-      (rule.min === undefined || (rule.exclusiveMin ? value > rule.min : value >= rule.min)) &&
-      (rule.max === undefined || value <= rule.max);
+      (rule.min === undefined || (rule.exclusiveMin ? n > rule.min : n >= rule.min)) &&
+      (rule.max === undefined || n <= rule.max);
     if (!ok) this.add(path, value, RULES.number(describeNumberRule(rule)));
     return this;
   }

@@ -29,7 +29,8 @@ export class SlidingCounters {
       return;
     }
     const steps = Math.floor((now - this.start) / this.segmentDuration);
-    if (steps <= 0) return;
+    // A clock that stepped back moves nothing (the window never slides backwards).
+    if (steps < 1) return;
     for (let i = 0; i < Math.min(steps, this.segments); i++) {
       this.current = (this.current + 1) % this.segments;
       for (let c = 0; c < this.width; c++) {
@@ -51,9 +52,9 @@ export class SlidingCounters {
     return this.totals[counter];
   }
 
-  /** A counter in the segment `age` steps old (0: the current one). */
-  at(age: number, counter = 0): number {
-    return this.counts[((this.current - age + this.segments) % this.segments) * this.width + counter];
+  /** The count in the segment `age` steps old (0: the current one), of a window with one counter. */
+  at(age: number): number {
+    return this.counts[(this.current - age + this.segments) % this.segments];
   }
 
   /** When the segment `age` steps old leaves the window. */

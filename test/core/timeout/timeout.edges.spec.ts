@@ -112,6 +112,8 @@ describe('timeout: behaviours at the edges', () => {
       ['an unrelated error', new Error('cleanup failed')],
       ['a string', 'gone'],
       ['null', null],
+      ['undefined', undefined],
+      ['an object without a name', { code: 'E_CLEANUP' }],
     ])('%s is passed through as is', async (_, value) => {
       const { time, result } = cooperative(() => value);
       const settled = expect(result).rejects.toBe(value);
