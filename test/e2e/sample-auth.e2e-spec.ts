@@ -12,6 +12,7 @@ import { DemoIdentityProvider } from '../../sample-app/auth/demo-identity.provid
 import { oauthConfigFromEnv, SAMPLE_OAUTH_CONFIG } from '../../sample-app/config/oauth.config.js';
 import { TestIdentityProvider } from '../utils/identity-provider.js';
 import { LineLogger } from '../utils/line.logger.js';
+import { signInAtProvider } from './sample-app.fixture.js';
 
 /** Every log line of every sample app started here; scanned at the end for every secret seen. */
 const lines = new LineLogger();
@@ -61,42 +62,6 @@ async function startFailure(env: Record<string, string>): Promise<Error> {
   );
   expect(error).toBeInstanceOf(Error);
   return error as Error;
-}
-
-/** Follows the built-in provider's login and consent pages like a browser (cookie jar, manual redirects). */
-async function signInAtProvider(authorizationUrl: string, user: string): Promise<string> {
-  const jar = new Map<string, string>();
-  let url = authorizationUrl;
-  for (let step = 0; step < 20; step++) {
-    if (url.includes('/auth/callback')) return url;
-    const send = (target: string, body?: URLSearchParams) =>
-      fetch(target, {
-        method: body ? 'POST' : 'GET',
-        body,
-        redirect: 'manual',
-        headers: { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') },
-      }).then((response) => {
-        for (const set of response.headers.getSetCookie()) {
-          const pair = set.split(';')[0];
-          const i = pair.indexOf('=');
-          if (pair.slice(i + 1)) jar.set(pair.slice(0, i), pair.slice(i + 1));
-          else jar.delete(pair.slice(0, i));
-        }
-        return response;
-      });
-    let response = await send(url);
-    if (response.status === 200) {
-      const page = await response.text();
-      const action = new URL(/action="([^"]+)"/.exec(page)![1], url).href;
-      const prompt = /name="prompt" value="([^"]+)"/.exec(page)![1];
-      response = await send(
-        action,
-        new URLSearchParams({ prompt, ...(prompt === 'login' ? { login: user, password: 'x' } : {}) }),
-      );
-    }
-    url = new URL(response.headers.get('location')!, url).href;
-  }
-  throw new Error('too many redirects');
 }
 
 const cookieOf = (response: request.Response, name: string): string | undefined =>
