@@ -287,7 +287,7 @@ export const DASHBOARD_JS = `'use strict';
           answer.textContent = button.textContent + ' → ' + res.status + (text && text !== '""' ? ': ' + clip(text) : '');
         });
       }, function (e) { answer.dataset.ok = 'false'; answer.textContent = button.textContent + ' → failed: ' + e.message; })
-      .then(function () { button.disabled = false; return Promise.all([loadState(group), refresh()]); });
+      .then(function () { button.disabled = false; return refresh(); });
   }
   function bindActions() {
     document.querySelectorAll('.control-group button[data-url]').forEach(function (b) {
@@ -296,11 +296,11 @@ export const DASHBOARD_JS = `'use strict';
   }
 
   function refresh() {
-    loadStates();
-    return Promise.all([api('circuits'), api('stats'), api('limiters')]).then(function (r) {
+    // The groups' states are read here too, so a click (which refreshes) reads its group's state once.
+    return Promise.all([loadStates(), Promise.all([api('circuits'), api('stats'), api('limiters')]).then(function (r) {
       state.circuits = r[0]; state.stats = r[1]; state.limiters = r[2];
       render();
-    }, function (e) { console.warn('resilience dashboard: ' + e.message); });
+    }, function (e) { console.warn('resilience dashboard: ' + e.message); })]);
   }
   function refreshSoon() {
     if (refreshTimer) return;
