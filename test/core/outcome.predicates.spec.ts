@@ -7,7 +7,7 @@ import {
   isTransientNetworkError,
   outcomeFromError,
   outcomeFromValue,
-} from '../../src/index.js';
+} from '../../src/core/index.js';
 import { networkError } from '../utils/flaky.js';
 
 class HttpError extends Error {

@@ -1,5 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
-import { ResiliencePipelineBuilder, ResiliencePipelineRegistry, ResilienceValidationError } from '../../src/index.js';
+import {
+  ResiliencePipelineBuilder,
+  ResiliencePipelineRegistry,
+  ResilienceValidationError,
+} from '../../src/core/index.js';
 
 /** Every `path: rule` an action's ResilienceValidationError lists. */
 function problems(action: () => unknown): string[] {

@@ -5,7 +5,7 @@ import {
   ResiliencePipelineBuilder,
   ResilienceProperties,
   ResiliencePropertyKey,
-} from '../../../src/index.js';
+} from '../../../src/core/index.js';
 
 const Tenant = new ResiliencePropertyKey<string>('tenant');
 const Count = new ResiliencePropertyKey<number | undefined>('count');

@@ -2,7 +2,6 @@ import { describe, expect, it } from '@jest/globals';
 import {
   isResilienceValidationError,
   PIPELINE_SECTION_ORDER,
-  RESILIENCE_DECORATOR_ORDER,
   ResiliencePipelineBuilder,
   retryRegistration,
   STRATEGY_SECTIONS,
@@ -10,7 +9,7 @@ import {
   TimeoutRejectedError,
   type ResilienceEvent,
   type StrategyDefinition,
-} from '../../../src/index.js';
+} from '../../../src/core/index.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 
 describe('STRATEGY_SECTIONS: one composition order', () => {
@@ -28,29 +27,6 @@ describe('STRATEGY_SECTIONS: one composition order', () => {
       'chaosFault',
     ]);
     expect(PIPELINE_SECTION_ORDER).toEqual(STRATEGY_SECTIONS.filter((s) => s.registration).map((s) => s.name));
-  });
-
-  it('is the order of decorators, with the nested pipeline slotted in', () => {
-    expect(RESILIENCE_DECORATOR_ORDER).toEqual([
-      'fallback',
-      'pipeline',
-      'rateLimiter',
-      'concurrencyLimiter',
-      'hedging',
-      'retry',
-      'circuitBreaker',
-      'timeout',
-    ]);
-    expect(STRATEGY_SECTIONS.filter((s) => s.decorator).map((s) => `@${s.decorator}`)).toEqual([
-      '@Fallback',
-      '@UseResiliencePipeline',
-      '@RateLimit',
-      '@ConcurrencyLimit',
-      '@Hedging',
-      '@Retry',
-      '@CircuitBreaker',
-      '@Timeout',
-    ]);
   });
 
   it('maps each section to the registration of its strategy', () => {

@@ -8,7 +8,7 @@ import {
   type CircuitPermit,
   type CircuitPolicy,
   type ResilienceStrategy,
-} from '../../../src/index.js';
+} from '../../../src/core/index.js';
 
 const storeDown = new Error('state store down');
 

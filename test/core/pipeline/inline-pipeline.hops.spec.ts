@@ -4,7 +4,7 @@ import {
   ResiliencePipeline,
   ResiliencePipelineBuilder,
   type ResilienceStrategy,
-} from '../../../src/index.js';
+} from '../../../src/core/index.js';
 import { microtaskTurns } from '../../utils/microtask-turns.js';
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { getEventListeners } from 'node:events';
-import { ResiliencePipelineBuilder, TimeoutRejectedError } from '../../../src/index.js';
+import { ResiliencePipelineBuilder, TimeoutRejectedError } from '../../../src/core/index.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 
 const EXECUTIONS = 10_000;

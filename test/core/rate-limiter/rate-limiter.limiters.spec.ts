@@ -12,7 +12,7 @@ import {
   TokenBucketRateLimiter,
   type RateLimiter,
   type RateLimitLease,
-} from '../../../src/index.js';
+} from '../../../src/core/index.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { deferred } from '../../utils/flaky.js';
 

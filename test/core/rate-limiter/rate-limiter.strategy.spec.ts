@@ -8,7 +8,7 @@ import {
   ResiliencePropertyKey,
   TimeoutRejectedError,
   TokenBucketRateLimiter,
-} from '../../../src/index.js';
+} from '../../../src/core/index.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { deferred } from '../../utils/flaky.js';
 

@@ -10,7 +10,7 @@ import {
   type ConfigurePipeline,
   type RateLimiter,
   type ValidationIssue,
-} from '../../../src/index.js';
+} from '../../../src/core/index.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { deferred } from '../../utils/flaky.js';
 

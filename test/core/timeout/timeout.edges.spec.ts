@@ -4,7 +4,7 @@ import {
   ResiliencePipelineBuilder,
   ResiliencePropertyKey,
   TimeoutRejectedError,
-} from '../../../src/index.js';
+} from '../../../src/core/index.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { RecordingListener } from '../../utils/recording.listener.js';
 

@@ -6,7 +6,7 @@ import {
   TimeoutRejectedError,
   type TimerHandle,
   type TimeoutMode,
-} from '../../../src/index.js';
+} from '../../../src/core/index.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { microtaskTurns } from '../../utils/microtask-turns.js';
 

@@ -7,7 +7,7 @@ import {
   type CircuitPolicy,
   type RateLimitLease,
   type RateLimiter,
-} from '../../../src/index.js';
+} from '../../../src/core/index.js';
 
 const lease: RateLimitLease = { acquired: true, release: () => undefined };
 

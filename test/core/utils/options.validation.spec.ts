@@ -3,7 +3,7 @@ import {
   ResiliencePipelineBuilder,
   type FallbackStrategyOptions,
   type RetryStrategyOptions,
-} from '../../../src/index.js';
+} from '../../../src/core/index.js';
 
 const down = new Error('down');
 
