@@ -29,6 +29,10 @@ export const RULES = {
   telemetryListener: 'must have a write(event) method',
   builtAlready: 'cannot be changed or built again after build()',
   sectionsObject: 'must be an object of strategy sections',
+  sectionValue: (numberOption: string | undefined) =>
+    numberOption === undefined
+      ? 'must be an object of options'
+      : `must be an object of options, or a number (its ${numberOption})`,
   pipelinesObject: 'must be an object of named pipelines',
   alreadyRegistered: 'is already registered',
   predicateReference: 'must be a predicate name, a list of names or a function',

@@ -61,11 +61,14 @@ export function applyPipelineConfig(
   for (const section of CONFIG_SECTIONS) {
     const value = config[section.name];
     if (value === undefined) continue;
-    const data =
-      typeof value === 'number'
-        ? { [section.definition.numberOption ?? 'timeout']: value }
-        : { ...(value as Record<string, unknown>) };
-    addSection(builder, section, data, section.name, env, v);
+    const numberOption = section.definition.numberOption;
+    if (typeof value === 'number' && numberOption !== undefined) {
+      addSection(builder, section, { [numberOption]: value }, section.name, env, v);
+    } else if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+      addSection(builder, section, { ...(value as Record<string, unknown>) }, section.name, env, v);
+    } else {
+      v.add(section.name, value, RULES.sectionValue(numberOption));
+    }
   }
 }
 

@@ -127,13 +127,26 @@ describe('the shape of a pipeline configuration', () => {
     ).toEqual([expect.objectContaining({ path: 'pipelines.p.strategies[1].maxRetryAttempts', value: -1 })]);
   });
 
-  it('reads a number for a section without a main option as a timeout, and says it is not one', () => {
+  it('reads a number only for a section with a main option, and says what a section must be otherwise', () => {
     expect(problems({ retry: 3 })).toEqual([
-      expect.objectContaining({
-        path: 'pipelines.p.retry.timeout',
-        value: 3,
-        rule: expect.stringMatching(/^is not a known option/),
-      }),
+      { path: 'pipelines.p.retry', value: 3, rule: 'must be an object of options' },
+    ]);
+    expect(problems({ timeout: true })).toEqual([
+      { path: 'pipelines.p.timeout', value: true, rule: 'must be an object of options, or a number (its timeout)' },
+    ]);
+    expect(problems({ concurrencyLimiter: 2 })).toEqual([]);
+  });
+
+  it.each([
+    ['false', false],
+    ['true', true],
+    ['null', null],
+    ['a string', 'abc'],
+    ['an array', [{ maxRetryAttempts: 2 }]],
+  ])('rejects %s as a section instead of reading it as the defaults', (_, value) => {
+    expect(problems({ retry: value, circuitBreaker: value })).toEqual([
+      { path: 'pipelines.p.retry', value, rule: 'must be an object of options' },
+      { path: 'pipelines.p.circuitBreaker', value, rule: 'must be an object of options' },
     ]);
   });
 
