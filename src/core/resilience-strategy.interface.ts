@@ -108,6 +108,11 @@ export interface StrategySectionDefinition<TOptions> {
   readonly listed?: boolean;
   /** The options the section's data stands for (default: the data as it is). */
   fromConfig?(config: Record<string, unknown>, env: StrategyConfigEnvironment): TOptions;
+  /**
+   * Checks what only configuration can get wrong (a service the environment lacks), after the
+   * registration's own `validate`; report each problem on `validator`.
+   */
+  validate?(validator: OptionsValidator, options: TOptions, env: StrategyConfigEnvironment): void;
   /** Creates the strategy of this section (default: the registration's `create`). */
   create?(options: TOptions, context: StrategyBuilderContext, env: StrategyConfigEnvironment): ResilienceStrategy;
   /** The section data of a method that names another pipeline's section, to share that pipeline's state. */

@@ -43,4 +43,5 @@ export const RULES = {
   limitNeedsKind: 'needs a kind',
   limitNotForKind: (kind: string) => `does not apply to kind "${kind}"`,
   distributedKinds: 'applies to kind "token-bucket" or "sliding-window"',
+  distributedNeedsStore: 'needs a distributed store to share the limit in (the module option store: { redis })',
 } as const;

@@ -4,6 +4,8 @@ import {
   type StrategyConfigEnvironment,
   type StrategyDefinition,
 } from '../resilience-strategy.interface.js';
+import { RULES } from '../resilience.messages.js';
+import type { OptionsValidator } from '../utils/options.validation.js';
 import type { RateLimiter } from './rate-limiter.model.js';
 import { validateRateLimiterOptions, type RateLimiterStrategyOptions } from './rate-limiter.options.js';
 import { RateLimiterStrategy } from './rate-limiter.strategy.js';
@@ -15,6 +17,24 @@ export type SharedLimitSection = 'rateLimiter' | 'concurrencyLimiter';
 export const SHARED_LIMITER_SERVICE = new StrategyServiceKey<
   (section: SharedLimitSection, options: RateLimiterStrategyOptions) => RateLimiter
 >('shared-limiter');
+
+/** Present (true) where limits marked `distributed` have a store to share them in. @internal */
+export const DISTRIBUTED_LIMITS_SERVICE = new StrategyServiceKey<boolean>('distributed-limits');
+
+/**
+ * Refuses a limit marked `distributed` where no store can share it: at start-up, with its path.
+ *
+ * @internal
+ */
+export function validateDistributedLimit(
+  v: OptionsValidator,
+  options: RateLimiterStrategyOptions,
+  env: StrategyConfigEnvironment,
+): void {
+  if (options.distributed === true && env.service(DISTRIBUTED_LIMITS_SERVICE) !== true) {
+    v.add('distributed', options.distributed, RULES.distributedNeedsStore);
+  }
+}
 
 /**
  * Creates the strategy of a limit section: the definition is validated as given; the limiter it
@@ -41,6 +61,6 @@ export const rateLimiterRegistration: StrategyDefinition<RateLimiterStrategyOpti
   validate: validateRateLimiterOptions,
   create: (options, context) => new RateLimiterStrategy(options, context),
   sections: {
-    rateLimiter: { decorator: 'RateLimit', create: sharedLimit('rateLimiter') },
+    rateLimiter: { decorator: 'RateLimit', validate: validateDistributedLimit, create: sharedLimit('rateLimiter') },
   },
 };

@@ -107,6 +107,10 @@ function addSection(
   const options = definition.fromConfig ? definition.fromConfig(data, env.services) : data;
   builder.addStrategy({
     ...strategyRegistration(registration, options, label),
+    validate: (sectionIssues, o, pipeline) => {
+      registration.validate?.(sectionIssues, o, pipeline);
+      definition.validate?.(sectionIssues, o, env.services);
+    },
     type: definition.type ?? registration.type,
     create: (o, context) =>
       definition.create ? definition.create(o, context, env.services) : registration.create(o, context),

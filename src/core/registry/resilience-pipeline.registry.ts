@@ -11,7 +11,7 @@ import type { RateLimiter } from '../rate-limiter/rate-limiter.model.js';
 import { limiterFromOptions, type RateLimiterStrategyOptions } from '../rate-limiter/rate-limiter.options.js';
 import { ResiliencePipelineBuilder } from '../pipeline/resilience-pipeline.builder.js';
 import { ResiliencePipeline, type ResilienceStrategyDescription } from '../pipeline/resilience.pipeline.js';
-import { SHARED_LIMITER_SERVICE } from '../rate-limiter/rate-limiter.registration.js';
+import { DISTRIBUTED_LIMITS_SERVICE, SHARED_LIMITER_SERVICE } from '../rate-limiter/rate-limiter.registration.js';
 import type { StrategyConfigEnvironment, StrategyNext, StrategyServiceKey } from '../resilience-strategy.interface.js';
 import { ResilienceValidationError, UnknownPipelineError, type ValidationIssue } from '../resilience.errors.js';
 import type { TelemetryListener } from '../telemetry/resilience-event.model.js';
@@ -272,12 +272,8 @@ export class ResiliencePipelineRegistry {
     let limiter = this.limiters.get(id);
     if (!limiter) {
       if (options.distributed) {
-        const factory = this.options.distributedLimiter;
-        if (!factory) {
-          throw new Error(
-            `The ${section} of pipeline "${name}" is distributed, but no distributed store is configured (store: { redis }).`,
-          );
-        }
+        // Validated: a distributed limit is refused at start-up where there is no distributedLimiter.
+        const factory = this.options.distributedLimiter!;
         limiter = factory([name, key, section].filter((p) => p !== undefined).join(':'), options);
       } else {
         limiter = limiterFromOptions(options, this.timeProvider);
@@ -422,6 +418,7 @@ export class ResiliencePipelineRegistry {
   /** What strategies from configuration may ask for; a pipeline name shares its control and limiters. */
   private services(name: string | undefined, key: string | undefined): StrategyConfigEnvironment {
     const services = new Map<StrategyServiceKey<unknown>, unknown>([[CIRCUIT_STATE_STORE_SERVICE, this.stateStore]]);
+    if (this.options.distributedLimiter) services.set(DISTRIBUTED_LIMITS_SERVICE, true);
     if (name !== undefined) {
       services.set(CIRCUIT_CONTROL_SERVICE, this.circuitControl(name));
       services.set(

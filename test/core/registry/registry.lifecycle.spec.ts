@@ -1,5 +1,6 @@
 import { describe, expect, it, jest } from '@jest/globals';
 import {
+  CircuitBreakerStateProvider,
   ConcurrencyLimiter,
   IsolatedCircuitError,
   OptionsValidator,
@@ -125,17 +126,45 @@ describe('registering pipelines as data', () => {
     await expect(registry.getPipeline('orders').execute(ok)).resolves.toBe('ok');
   });
 
-  it('lets an error that is not about options through, such as a distributed limit without a store', () => {
+  it('lets an error that is not about options through, such as a state provider given to two breakers', () => {
+    const stateProvider = new CircuitBreakerStateProvider();
     expect(
       () =>
         new ResiliencePipelineRegistry({
-          pipelines: {
-            p: { rateLimiter: { kind: 'token-bucket', tokenLimit: 5, replenishmentPeriod: 1_000, distributed: true } },
-          },
+          pipelines: { a: { circuitBreaker: { stateProvider } }, b: { circuitBreaker: { stateProvider } } },
         }),
-    ).toThrow(
-      'The rateLimiter of pipeline "p" is distributed, but no distributed store is configured (store: { redis }).',
-    );
+    ).toThrow('This CircuitBreakerStateProvider is already used by another circuit breaker.');
+  });
+
+  it('refuses a limit marked distributed without a distributed store, at its path, with the other problems', () => {
+    const limit = { kind: 'token-bucket', tokenLimit: 5, replenishmentPeriod: 1_000, distributed: true } as const;
+    let error: unknown;
+    try {
+      new ResiliencePipelineRegistry({
+        pipelines: {
+          p: { rateLimiter: limit, retry: { maxRetryAttempts: -1 } },
+          q: {
+            strategies: [
+              { type: 'rateLimiter', kind: 'sliding-window', permitLimit: 2, window: 1_000, distributed: true },
+            ],
+          },
+        },
+      });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ResilienceValidationError);
+    const rule = 'needs a distributed store to share the limit in (the module option store: { redis })';
+    expect((error as ResilienceValidationError).issues).toEqual([
+      expect.objectContaining({ path: 'pipelines.p.rateLimiter.distributed', value: true, rule }),
+      expect.objectContaining({ path: 'pipelines.p.retry.maxRetryAttempts', value: -1 }),
+      expect.objectContaining({ path: 'pipelines.q.strategies[0].distributed', value: true, rule }),
+    ]);
+    const withStore = new ResiliencePipelineRegistry({
+      distributedLimiter: () => new ConcurrencyLimiter({ permitLimit: 1 }),
+      pipelines: { p: { rateLimiter: limit } },
+    });
+    expect(withStore.getPipeline('p')).toBeDefined();
   });
 
   it('gives its pipelines its telemetry listeners, random source and names', async () => {
@@ -394,20 +423,6 @@ describe('shared limiters and circuit controls', () => {
       },
       expect.objectContaining({ pipelineName: 'orders', instanceKey: 'eu', distributed: true }),
     ]);
-  });
-
-  it('refuses a distributed limit when no distributed store is configured', () => {
-    const registry = new ResiliencePipelineRegistry();
-    expect(() =>
-      registry.sharedLimiter('orders', undefined, 'rateLimiter', {
-        kind: 'sliding-window',
-        permitLimit: 5,
-        window: 1_000,
-        distributed: true,
-      }),
-    ).toThrow(
-      'The rateLimiter of pipeline "orders" is distributed, but no distributed store is configured (store: { redis }).',
-    );
   });
 });
 
