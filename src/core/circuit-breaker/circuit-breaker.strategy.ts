@@ -111,6 +111,8 @@ export class CircuitBreakerStrategy<T>
   private waitTimer: TimerHandle;
   private waitTimerDue = Infinity;
   private disposed = false;
+  /** Recording failed and has not worked since: reported once until it does. */
+  private storeFailing = false;
 
   constructor(
     /** @internal */
@@ -246,9 +248,44 @@ export class CircuitBreakerStrategy<T>
 
   private recordClosedSuccess(permit: CircuitPermit): void {
     const now = this.successNeedsClock ? this.time.now() : 0;
-    const transition = this.store.record(this.circuitKey, this.policy, permit, 'success', now);
+    let transition: ReturnType<CircuitBreakerStateStore['record']>;
+    try {
+      transition = this.store.record(this.circuitKey, this.policy, permit, 'success', now);
+    } catch (error) {
+      this.storeFailed(error, undefined);
+      return;
+    }
     // A success never changes a closed circuit's state, and the caller need not wait for a shared store.
-    if (isThenable(transition)) transition.then(undefined, () => undefined);
+    if (isThenable(transition)) transition.then(this.storeAnsweredLater, this.storeFailedLater);
+    else if (this.storeFailing) this.storeAnswered(undefined);
+  }
+
+  private readonly storeAnsweredLater = (): void => {
+    if (this.storeFailing) this.storeAnswered(undefined);
+  };
+
+  private readonly storeFailedLater = (error: unknown): void => this.storeFailed(error, undefined);
+
+  /**
+   * The store could not record an outcome (a custom store threw or rejected): the call's outcome stands,
+   * as the call has run, and the first failure of a burst is reported (`OnStateStoreUnavailable`).
+   */
+  private storeFailed(error: unknown, context: ResilienceContext | undefined): void {
+    if (this.storeFailing) return;
+    this.storeFailing = true;
+    if (this.telemetry.enabled) {
+      this.telemetry.report('OnStateStoreUnavailable', 'error', context ?? new ResilienceContext(), { error });
+    }
+  }
+
+  /** The store records again after failing: reported once (`OnStateStoreRestored`). */
+  private storeAnswered(context: ResilienceContext | undefined): void {
+    this.storeFailing = false;
+    if (this.telemetry.enabled) {
+      this.telemetry.report('OnStateStoreRestored', 'information', context ?? new ResilienceContext(), {
+        error: undefined,
+      });
+    }
   }
 
   /** Classifies, records and reports; returns the outcome as the caller should see it. */
@@ -286,9 +323,24 @@ export class CircuitBreakerStrategy<T>
     context: ResilienceContext,
   ): T | Promise<T> {
     if (result === 'failure') this.lastHandledOutcome = outcome;
-    const transition = this.store.record(this.circuitKey, this.policy, permit, result, this.time.now());
-    if (isThenable(transition)) return transition.then((t) => this.afterRecord(t, outcome, context));
+    let transition: ReturnType<CircuitBreakerStateStore['record']>;
+    try {
+      transition = this.store.record(this.circuitKey, this.policy, permit, result, this.time.now());
+    } catch (error) {
+      return this.unrecorded(error, outcome, context);
+    }
+    if (isThenable(transition)) {
+      return transition.then(
+        (t) => this.afterRecord(t, outcome, context),
+        (error: unknown) => this.unrecorded(error, outcome, context),
+      );
+    }
     return this.afterRecord(transition, outcome, context);
+  }
+
+  private unrecorded(error: unknown, outcome: Outcome<T>, context: ResilienceContext): T {
+    this.storeFailed(error, context);
+    return unwrapOutcome(outcome);
   }
 
   private afterRecord(
@@ -296,6 +348,7 @@ export class CircuitBreakerStrategy<T>
     outcome: Outcome<T>,
     context: ResilienceContext,
   ): T | Promise<T> {
+    if (this.storeFailing) this.storeAnswered(context);
     if (transition) {
       const reported = this.onTransition(transition, context, outcome, false);
       if (reported) return reported.then(() => unwrapOutcome(outcome));

@@ -120,7 +120,10 @@ export interface ResilienceEventMap {
   OnHedging: { readonly attemptNumber: number };
   /** A chaos strategy injected a fault, latency, outcome or behaviour. */
   OnChaosInjected: { readonly kind: 'fault' | 'latency' | 'outcome' | 'behavior' };
-  /** A shared circuit store stopped answering; circuits follow its outage mode. */
+  /**
+   * A shared circuit store stopped answering (circuits follow its outage mode), or a store could not
+   * record an outcome (the call keeps it). Once per burst.
+   */
   OnStateStoreUnavailable: { readonly error: unknown };
   /** A shared circuit store answers again. */
   OnStateStoreRestored: { readonly error: unknown };

@@ -1,0 +1,133 @@
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import {
+  InMemoryCircuitBreakerStateStore,
+  ResiliencePipelineBuilder,
+  type CircuitCallResult,
+  type CircuitPermit,
+  type CircuitPolicy,
+  type CircuitBreakerStateStore,
+  type CircuitSnapshot,
+  type ResilienceEvent,
+} from '../../../src/core/index.js';
+import { nextTurn } from '../../utils/flaky.js';
+
+/** A store of one's own (the in-memory one underneath) whose recording can be made to throw or reject. */
+class FaultyRecordStore implements CircuitBreakerStateStore {
+  fault: 'none' | 'throw' | 'reject' = 'none';
+  readonly storeError = new Error('store down');
+  private readonly inner = new InMemoryCircuitBreakerStateStore();
+
+  acquire(key: string, policy: CircuitPolicy, now: number) {
+    return this.inner.acquire(key, policy, now);
+  }
+  record(key: string, policy: CircuitPolicy, permit: CircuitPermit, result: CircuitCallResult, now: number) {
+    if (this.fault === 'throw') throw this.storeError;
+    if (this.fault === 'reject') return Promise.reject(this.storeError);
+    return this.inner.record(key, policy, permit, result, now);
+  }
+  isolate(key: string, policy: CircuitPolicy, now: number) {
+    return this.inner.isolate(key, policy, now);
+  }
+  close(key: string, policy: CircuitPolicy, now: number) {
+    return this.inner.close(key, policy, now);
+  }
+  exportSnapshot(key: string, policy: CircuitPolicy): CircuitSnapshot {
+    return this.inner.exportSnapshot(key, policy);
+  }
+  importSnapshot(key: string, policy: CircuitPolicy, snapshot: CircuitSnapshot): void {
+    this.inner.importSnapshot(key, policy, snapshot);
+  }
+}
+
+const unhandled: unknown[] = [];
+const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+beforeEach(() => void process.on('unhandledRejection', onUnhandled));
+afterEach(() => {
+  process.off('unhandledRejection', onUnhandled);
+  unhandled.length = 0;
+});
+
+function setup(inline: boolean, handleResults = false) {
+  const store = new FaultyRecordStore();
+  const events: ResilienceEvent[] = [];
+  const builder = new ResiliencePipelineBuilder<string>({
+    name: 'orders',
+    telemetryListeners: [{ write: (e) => void events.push(e) }],
+  });
+  // A retry next to the breaker makes the pipeline run it inline.
+  if (inline) builder.addRetry({ maxRetryAttempts: 0 });
+  const pipeline = builder
+    .addCircuitBreaker({
+      stateStore: store,
+      kind: 'consecutive',
+      failureThreshold: 2,
+      shouldHandle: handleResults ? ({ outcome }) => !outcome.ok || outcome.value === 'bad' : undefined,
+    })
+    .build();
+  const storeEvents = () =>
+    events
+      .filter((e) => e.eventName === 'OnStateStoreUnavailable' || e.eventName === 'OnStateStoreRestored')
+      .map((e) => [e.eventName, e.severity, (e.arguments as { error: unknown }).error]);
+  return { pipeline, store, storeEvents };
+}
+
+const cases = [
+  ['throws', 'throw', false],
+  ['rejects', 'reject', false],
+  ['throws (inline)', 'throw', true],
+  ['rejects (inline)', 'reject', true],
+] as const;
+
+describe.each(cases)('a custom store whose record %s', (_, fault, inline) => {
+  it('leaves every call its own outcome: the caller never sees the store error in place of its own', async () => {
+    const { pipeline, store } = setup(inline);
+    store.fault = fault;
+    const own = new Error('own failure');
+    await expect(pipeline.execute(async () => 'ok')).resolves.toBe('ok');
+    await expect(
+      pipeline.execute(async () => {
+        throw own;
+      }),
+    ).rejects.toBe(own);
+    await nextTurn();
+    expect(unhandled).toEqual([]);
+  });
+
+  it('leaves a classified result (a predicate that reads results) its value', async () => {
+    const { pipeline, store } = setup(inline, true);
+    store.fault = fault;
+    await expect(pipeline.execute(async () => 'bad')).resolves.toBe('bad');
+    await expect(pipeline.execute(async () => 'fine')).resolves.toBe('fine');
+  });
+
+  it('reports the first failure of a burst and the first success after it, once each', async () => {
+    const { pipeline, store, storeEvents } = setup(inline);
+    const fail = () => pipeline.execute(async () => Promise.reject(new Error('x'))).catch(() => undefined);
+    store.fault = fault;
+    await fail();
+    await pipeline.execute(async () => 'ok');
+    await fail();
+    await nextTurn();
+    expect(storeEvents()).toEqual([['OnStateStoreUnavailable', 'error', store.storeError]]);
+    store.fault = 'none';
+    await pipeline.execute(async () => 'ok');
+    await nextTurn();
+    await fail();
+    expect(storeEvents()).toEqual([
+      ['OnStateStoreUnavailable', 'error', store.storeError],
+      ['OnStateStoreRestored', 'information', undefined],
+    ]);
+    store.fault = fault;
+    await fail();
+    expect(storeEvents()).toHaveLength(3);
+    expect(storeEvents()[2]).toEqual(['OnStateStoreUnavailable', 'error', store.storeError]);
+  });
+
+  it('records nothing meanwhile: failures it could not record do not open the circuit', async () => {
+    const { pipeline, store } = setup(inline);
+    store.fault = fault;
+    for (let i = 0; i < 3; i++) await pipeline.execute(async () => Promise.reject(new Error('x'))).catch(() => 0);
+    store.fault = 'none';
+    await expect(pipeline.execute(async () => 'ok')).resolves.toBe('ok');
+  });
+});
