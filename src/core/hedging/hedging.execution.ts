@@ -62,11 +62,14 @@ export class HedgingExecution<T> {
       this.start(0);
       while (!this.accepted) {
         if (this.completed.length === 0) {
+          // Stryker disable next-line UnaryOperator: equivalent — with no hedge allowed, waitForAttempt sets no timer for any delay
           const delay = this.canHedge() ? await this.policy.delayFor(this.context, this.attempts.length) : -1;
           if (delay === 0 && this.canHedge()) {
             await this.hedge(); // parallel mode: start the next one at once
             continue;
           }
+          // The timer fired, so a hedge was allowed when it was set, and nothing since can forbid it: the
+          // caller's cancellation ends the wait without it.
           const timedOut = await this.waitForAttempt(delay);
           if (timedOut && this.completed.length === 0) {
             await this.hedge();
@@ -93,6 +96,7 @@ export class HedgingExecution<T> {
     // Stryker disable next-line ConditionalExpression: equivalent as true — a context that cannot abort gets a signal that never fires; this only skips allocating it
     if (this.context._scope.canAbort) {
       this.callerSignal = this.context.signal;
+      // Stryker disable next-line ObjectLiteral,BooleanLiteral: equivalent — the listener is removed when the call ends, and an abort fires once
       this.callerSignal.addEventListener('abort', this.onCallerAbort, { once: true });
     }
   }
@@ -140,19 +144,17 @@ export class HedgingExecution<T> {
     return !this.stopped && this.attempts.length <= this.policy.maxHedged && !this.context.isCancellationRequested;
   }
 
-  /** Starts the next attempt and reports it; false when no attempt may start. */
-  private async hedge(): Promise<boolean> {
-    if (!this.canHedge()) return false;
+  /** Starts the next attempt (the caller checked `canHedge`) and reports it. */
+  private async hedge(): Promise<void> {
     const attemptNumber = this.attempts.length;
     if (!this.start(attemptNumber)) {
       this.stopped = true;
-      return false;
+      return;
     }
     const attempt = this.attempts[this.attempts.length - 1];
     this.policy.telemetry.report('OnHedging', 'warning', this.context, { attemptNumber });
     const onHedging = this.policy.options.onHedging;
     if (onHedging) await onHedging({ primaryContext: this.context, actionContext: attempt.context, attemptNumber });
-    return true;
   }
 
   /**
@@ -169,7 +171,9 @@ export class HedgingExecution<T> {
         resolve(timedOut);
       };
       this.wake = () => done(false);
+      // Stryker disable next-line BooleanLiteral: equivalent — a settled attempt waiting to be judged is judged before any hedge, timed out or not
       if (this.completed.length > 0) done(false);
+      // Stryker disable next-line EqualityOperator: equivalent — a delay of 0 only gets here when no hedge is allowed
       else if (delay > 0 && this.canHedge()) timer = time.setTimeout(() => done(true), delay);
     });
   }
@@ -181,11 +185,14 @@ export class HedgingExecution<T> {
     }
   }
 
-  /** Stops listening to the caller and aborts every attempt but the accepted one. */
+  /**
+   * Stops listening to the caller and aborts every attempt still running. The accepted one has settled,
+   * and is never aborted: it may still be reading its response.
+   */
   private abortTheOthers(): void {
     this.callerSignal?.removeEventListener('abort', this.onCallerAbort);
     for (const attempt of this.attempts) {
-      if (attempt !== this.accepted && attempt.outcome === undefined) {
+      if (attempt.outcome === undefined) {
         attempt.scope.abort(new DOMException('Another hedged attempt was accepted.', 'AbortError'));
       }
     }
