@@ -11,9 +11,13 @@ import {
 } from '../../../src/core/index.js';
 import { nextTurn } from '../../utils/flaky.js';
 
-/** A store of one's own (the in-memory one underneath) whose recording can be made to throw or reject. */
+/**
+ * A store of one's own (the in-memory one underneath) whose recording can be made to throw or reject; a
+ * store that rejects answers asynchronously when it works.
+ */
 class FaultyRecordStore implements CircuitBreakerStateStore {
   fault: 'none' | 'throw' | 'reject' = 'none';
+  constructor(private readonly async: boolean) {}
   readonly storeError = new Error('store down');
   private readonly inner = new InMemoryCircuitBreakerStateStore();
 
@@ -23,7 +27,8 @@ class FaultyRecordStore implements CircuitBreakerStateStore {
   record(key: string, policy: CircuitPolicy, permit: CircuitPermit, result: CircuitCallResult, now: number) {
     if (this.fault === 'throw') throw this.storeError;
     if (this.fault === 'reject') return Promise.reject(this.storeError);
-    return this.inner.record(key, policy, permit, result, now);
+    const transition = this.inner.record(key, policy, permit, result, now);
+    return this.async ? Promise.resolve(transition) : transition;
   }
   isolate(key: string, policy: CircuitPolicy, now: number) {
     return this.inner.isolate(key, policy, now);
@@ -47,8 +52,8 @@ afterEach(() => {
   unhandled.length = 0;
 });
 
-function setup(inline: boolean, handleResults = false) {
-  const store = new FaultyRecordStore();
+function setup(fault: 'throw' | 'reject', inline: boolean, handleResults = false) {
+  const store = new FaultyRecordStore(fault === 'reject');
   const events: ResilienceEvent[] = [];
   const builder = new ResiliencePipelineBuilder<string>({
     name: 'orders',
@@ -80,7 +85,7 @@ const cases = [
 
 describe.each(cases)('a custom store whose record %s', (_, fault, inline) => {
   it('leaves every call its own outcome: the caller never sees the store error in place of its own', async () => {
-    const { pipeline, store } = setup(inline);
+    const { pipeline, store } = setup(fault, inline);
     store.fault = fault;
     const own = new Error('own failure');
     await expect(pipeline.execute(async () => 'ok')).resolves.toBe('ok');
@@ -94,14 +99,14 @@ describe.each(cases)('a custom store whose record %s', (_, fault, inline) => {
   });
 
   it('leaves a classified result (a predicate that reads results) its value', async () => {
-    const { pipeline, store } = setup(inline, true);
+    const { pipeline, store } = setup(fault, inline, true);
     store.fault = fault;
     await expect(pipeline.execute(async () => 'bad')).resolves.toBe('bad');
     await expect(pipeline.execute(async () => 'fine')).resolves.toBe('fine');
   });
 
   it('reports the first failure of a burst and the first success after it, once each', async () => {
-    const { pipeline, store, storeEvents } = setup(inline);
+    const { pipeline, store, storeEvents } = setup(fault, inline);
     const fail = () => pipeline.execute(async () => Promise.reject(new Error('x'))).catch(() => undefined);
     store.fault = fault;
     await fail();
@@ -110,6 +115,8 @@ describe.each(cases)('a custom store whose record %s', (_, fault, inline) => {
     await nextTurn();
     expect(storeEvents()).toEqual([['OnStateStoreUnavailable', 'error', store.storeError]]);
     store.fault = 'none';
+    await pipeline.execute(async () => 'ok');
+    await nextTurn();
     await pipeline.execute(async () => 'ok');
     await nextTurn();
     await fail();
@@ -123,8 +130,17 @@ describe.each(cases)('a custom store whose record %s', (_, fault, inline) => {
     expect(storeEvents()[2]).toEqual(['OnStateStoreUnavailable', 'error', store.storeError]);
   });
 
+  it('reports a store that fails to record successes alone, once', async () => {
+    const { pipeline, store, storeEvents } = setup(fault, inline);
+    store.fault = fault;
+    for (let i = 0; i < 3; i++) await expect(pipeline.execute(async () => 'ok')).resolves.toBe('ok');
+    await nextTurn();
+    expect(storeEvents()).toEqual([['OnStateStoreUnavailable', 'error', store.storeError]]);
+    expect(unhandled).toEqual([]);
+  });
+
   it('records nothing meanwhile: failures it could not record do not open the circuit', async () => {
-    const { pipeline, store } = setup(inline);
+    const { pipeline, store } = setup(fault, inline);
     store.fault = fault;
     for (let i = 0; i < 3; i++) await pipeline.execute(async () => Promise.reject(new Error('x'))).catch(() => 0);
     store.fault = 'none';
