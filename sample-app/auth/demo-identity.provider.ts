@@ -31,6 +31,9 @@ export class DemoIdentityProvider implements OnModuleDestroy {
   }
 
   async onModuleDestroy(): Promise<void> {
+    // A start still in progress (the app failed while another part was starting) ends first, so its
+    // server is closed too.
+    await this.started?.catch(() => undefined);
     if (!this.server) return;
     this.server.closeAllConnections();
     await new Promise((resolve) => this.server!.close(resolve));

@@ -7,6 +7,7 @@ import request from 'supertest';
 import type { App } from 'supertest/types.js';
 import { parse, stringify } from 'yaml';
 import { AppModule } from '../../sample-app/app.module.js';
+import { DemoIdentityProvider } from '../../sample-app/auth/demo-identity.provider.js';
 import { resilienceFilePath } from '../../sample-app/config/resilience-file.loader.js';
 
 /** The parsed resilience file, to edit in a test. */
@@ -83,8 +84,16 @@ export async function startSample(
   };
   apply(env);
   try {
-    const builder = Test.createTestingModule({ imports: [AppModule] });
-    const moduleRef = await (options.override?.(builder) ?? builder).compile();
+    // The built-in provider starts while the module compiles; when the start fails there (an invalid
+    // configuration), no app exists whose close() would stop it, so the fixture stops it.
+    const demo = new DemoIdentityProvider();
+    const builder = Test.createTestingModule({ imports: [AppModule] })
+      .overrideProvider(DemoIdentityProvider)
+      .useValue(demo);
+    const moduleRef = await (options.override?.(builder) ?? builder).compile().catch(async (error: unknown) => {
+      await demo.onModuleDestroy();
+      throw error;
+    });
     const app = moduleRef.createNestApplication<INestApplication<App>>({ logger: options.logger ?? false });
     try {
       await options.beforeInit?.(app);

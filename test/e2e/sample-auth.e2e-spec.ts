@@ -1,18 +1,15 @@
 import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import type { App } from 'supertest/types.js';
 import { ResilienceValidationError } from '../../src/index.js';
-import { AppModule } from '../../sample-app/app.module.js';
-import { DemoIdentityProvider } from '../../sample-app/auth/demo-identity.provider.js';
 import { oauthConfigFromEnv, SAMPLE_OAUTH_CONFIG } from '../../sample-app/config/oauth.config.js';
 import { TestIdentityProvider } from '../utils/identity-provider.js';
 import { LineLogger } from '../utils/line.logger.js';
-import { signInAtProvider } from './sample-app.fixture.js';
+import { signInAtProvider, startSample } from './sample-app.fixture.js';
 
 /** Every log line of every sample app started here; scanned at the end for every secret seen. */
 const lines = new LineLogger();
@@ -27,29 +24,12 @@ afterAll(() => {
   expect(lines.lines.filter((line) => candidates.some((secret) => line.text.includes(secret)))).toEqual([]);
 });
 
-/** The sample app as `npm start` builds it, with these environment variables. */
-async function startApp(env: Record<string, string>): Promise<INestApplication<App>> {
-  // The built-in provider starts while the module compiles; when the start fails there (invalid OAuth
-  // options), no app exists whose close() would stop it, so the test stops it.
-  const demo = new DemoIdentityProvider();
-  const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
-    .overrideProvider(SAMPLE_OAUTH_CONFIG)
-    .useValue(oauthConfigFromEnv(env))
-    .overrideProvider(DemoIdentityProvider)
-    .useValue(demo)
-    .compile()
-    .catch(async (error: unknown) => {
-      await demo.onModuleDestroy();
-      throw error;
-    });
-  const app = moduleRef.createNestApplication<INestApplication<App>>({ logger: lines });
-  try {
-    await app.init();
-  } catch (error) {
-    await app.close();
-    throw error;
-  }
-  return app;
+/** The sample app as `npm start` builds it, with the OAuth settings these environment variables give. */
+function startApp(env: Record<string, string>): Promise<INestApplication<App>> {
+  return startSample(undefined, {
+    logger: lines,
+    override: (builder) => builder.overrideProvider(SAMPLE_OAUTH_CONFIG).useValue(oauthConfigFromEnv(env)),
+  });
 }
 
 async function startFailure(env: Record<string, string>): Promise<Error> {
