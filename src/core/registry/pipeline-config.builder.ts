@@ -103,6 +103,7 @@ function addSection(
   const registration = section.registration!;
   const definition = section.definition;
   if (env.sharedWith !== undefined && definition.sharedWith) data = definition.sharedWith(data, env.sharedWith);
+  // Stryker disable next-line ConditionalExpression: equivalent — an absent reference resolves to undefined, and an option set to undefined is not given (isGiven)
   if ('shouldHandle' in data) data.shouldHandle = env.predicates.resolve(data.shouldHandle, v, `${label}.shouldHandle`);
   const options = definition.fromConfig ? definition.fromConfig(data, env.services) : data;
   builder.addStrategy({
