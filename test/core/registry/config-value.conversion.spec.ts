@@ -162,6 +162,12 @@ describe('conversion of configuration values', () => {
     ]);
   });
 
+  it('keeps an option given as undefined as not given', () => {
+    expect(converted({ retry: { maxRetryAttempts: '2', delay: undefined } })).toEqual({
+      retry: { maxRetryAttempts: 2, delay: undefined },
+    });
+  });
+
   it('copies plain objects (also without a prototype) and keeps everything else by identity', () => {
     const limiter = new ConcurrencyLimiter({ permitLimit: 2 });
     const shouldHandle = () => true;

@@ -82,6 +82,7 @@ describe('registering pipelines as data', () => {
     const collect = new OptionsValidator('');
     registry.addPipelines('nope' as never, collect);
     expect(collect.problems).toEqual([{ ...expected[0], value: 'nope' }]);
+    expect(issuesOf(thrown(() => registry.addPipelines(null as never)))).toEqual([{ ...expected[0], value: null }]);
     expect(registry.pipelineNames).toEqual([]);
   });
 
