@@ -103,11 +103,13 @@ function addSection(
   const registration = section.registration!;
   const definition = section.definition;
   if (env.sharedWith !== undefined && definition.sharedWith) data = definition.sharedWith(data, env.sharedWith);
+  // Stryker disable next-line ConditionalExpression: equivalent — an absent reference resolves to undefined, and an option set to undefined is not given (isGiven)
   if ('shouldHandle' in data) data.shouldHandle = env.predicates.resolve(data.shouldHandle, v, `${label}.shouldHandle`);
   const options = definition.fromConfig ? definition.fromConfig(data, env.services) : data;
   builder.addStrategy({
     ...strategyRegistration(registration, options, label),
     validate: (sectionIssues, o, pipeline) => {
+      // Stryker disable next-line OptionalChaining: equivalent — every built-in registration (the only ones sections have) validates its options
       registration.validate?.(sectionIssues, o, pipeline);
       definition.validate?.(sectionIssues, o, env.services);
     },

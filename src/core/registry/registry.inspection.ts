@@ -119,7 +119,7 @@ export async function readCircuit(ref: BreakerRef, now: number): Promise<Circuit
   try {
     snapshot = await breaker.store.exportSnapshot(breaker.circuitKey, breaker.policy);
   } catch {
-    snapshot = undefined;
+    // Unreadable: the figures this process saw, marked stale.
   }
   return toCircuitInfo(ref, breaker.policy, snapshot, now);
 }

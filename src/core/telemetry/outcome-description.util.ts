@@ -16,9 +16,11 @@ export function errorType(error: unknown): string {
  */
 export function describeOutcome(outcome: Outcome<unknown>, includeMessage: boolean): string {
   if (outcome.ok) return 'ok';
-  const error = outcome.error as { code?: unknown; status?: unknown; response?: { status?: unknown } } | undefined;
+  const error = outcome.error as
+    { code?: unknown; status?: unknown; response?: { status?: unknown } } | null | undefined;
   const parts: string[] = [];
-  if (error && typeof error === 'object') {
+  // Any value but null and undefined can be read (a string or number simply has none of these fields).
+  if (error !== null && error !== undefined) {
     if (typeof error.code === 'string' || typeof error.code === 'number') parts.push(String(error.code));
     const status = typeof error.status === 'number' ? error.status : error.response?.status;
     if (typeof status === 'number') parts.push(`HTTP ${status}`);

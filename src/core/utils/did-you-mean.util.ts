@@ -53,10 +53,10 @@ export function didYouMean(name: string, candidates: Iterable<string>): string |
   return closest === undefined ? undefined : `did you mean "${closest}"?`;
 }
 
-/** `known: a, b` (or `known: none`), led by a "did you mean" for a near miss. @internal */
+/** `known: a, b`, led by a "did you mean" for a near miss (predicate names: the built-in ones make it never empty). @internal */
 export function knownNames(name: string, known: readonly string[]): string {
   const hint = didYouMean(name, known);
-  const list = `known: ${known.length ? known.join(', ') : 'none'}`;
+  const list = `known: ${known.join(', ')}`;
   return hint ? `${hint}; ${list}` : list;
 }
 

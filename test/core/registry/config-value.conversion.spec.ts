@@ -134,6 +134,10 @@ describe('conversion of configuration values', () => {
       circuitBreaker: { kind: 'consecutive', circuitKey: '7', name: 'true' },
       fallback: { fallbackValue: { delay: '2s', enabled: 'true', count: '3' } },
     });
+    // "false" at an option that is not a boolean is reported as the string it is.
+    expect(converted({ retry: { backoffType: 'false' } })).toEqual([
+      expect.objectContaining({ path: 'pipelines.p.retry.backoffType', value: 'false' }),
+    ]);
   });
 
   it('reads the shorthand sections given as strings, and names the long form when unreadable', () => {
@@ -152,6 +156,16 @@ describe('conversion of configuration values', () => {
       ]),
     );
     expect(problems).toHaveLength(3);
+    // The limiter's shorthand is a count: a duration is no count.
+    expect(converted({ concurrencyLimiter: '2s' })).toEqual([
+      expect.objectContaining({ path: 'pipelines.p.concurrencyLimiter.permitLimit', value: '2s' }),
+    ]);
+  });
+
+  it('keeps an option given as undefined as not given', () => {
+    expect(converted({ retry: { maxRetryAttempts: '2', delay: undefined } })).toEqual({
+      retry: { maxRetryAttempts: 2, delay: undefined },
+    });
   });
 
   it('copies plain objects (also without a prototype) and keeps everything else by identity', () => {

@@ -96,6 +96,9 @@ describe('the shape of a pipeline configuration', () => {
         rule: expect.stringMatching(/^is not a known option \(did you mean "retry"\?\)/),
       },
     ]);
+    expect(problems({ timeout: 10, stratgies: [] })).toEqual([
+      { path: 'pipelines.p.stratgies', value: [], rule: 'is not a known option (did you mean "strategies"?)' },
+    ]);
     expect(problems({ strategies: [], extra: 1 })).toEqual([
       expect.objectContaining({ path: 'pipelines.p.extra', value: 1 }),
     ]);

@@ -95,7 +95,7 @@ describe('registry.circuits() and circuitState()', () => {
   });
 
   it('counts a time window without the buckets that have left it', async () => {
-    const time = new FakeTimeProvider(0);
+    const time = new FakeTimeProvider(1_700_000_000_000); // a clock far from zero, as the system clock is
     const r = registry(time);
     const catalog = r.getPipeline('catalog', 'eu');
     await catalog.executeOutcome(ok);
@@ -327,6 +327,36 @@ describe('registry.limiterStatistics()', () => {
     }
     expect(registry.limiterStatistics()).toEqual([
       expect.objectContaining({ pipelineName: 'per-user', section: 'strategy', kind: 'custom', partitions: 2 }),
+    ]);
+    await registry.dispose();
+  });
+
+  it('skips the strategies that are no limiters, and reads only the figures a limiter gives as numbers', async () => {
+    const registry = new ResiliencePipelineRegistry();
+    // A limiter of one's own whose members of those names are something else.
+    const odd = {
+      acquire: () => ({ acquired: true, release: () => undefined }),
+      isIdle: () => true,
+      dispose: () => undefined,
+      queuedCount: () => 2,
+      partitionCount: '3',
+    } as RateLimiter;
+    registry.getOrAddPipeline('mixed', (b) =>
+      b.addTimeout(1_000).addRateLimiter({ limiter: odd }).addRetry({ maxRetryAttempts: 1, delay: 0 }),
+    );
+    expect(registry.limiterStatistics()).toEqual([
+      {
+        pipelineName: 'mixed',
+        instanceKey: undefined,
+        section: 'strategy',
+        kind: 'custom',
+        permitLimit: undefined,
+        permitsInUse: undefined,
+        queueLength: 0,
+        queueLimit: undefined,
+        partitions: undefined,
+        distributed: false,
+      },
     ]);
     await registry.dispose();
   });

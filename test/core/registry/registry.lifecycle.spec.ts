@@ -5,6 +5,7 @@ import {
   IsolatedCircuitError,
   OptionsValidator,
   RateLimiterRejectedError,
+  ResiliencePipelineBuilder,
   ResiliencePipelineRegistry,
   ResilienceValidationError,
   UnknownPipelineError,
@@ -13,7 +14,7 @@ import {
   type ValidationIssue,
 } from '../../../src/core/index.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
-import { deferred } from '../../utils/flaky.js';
+import { deferred, isPending } from '../../utils/flaky.js';
 
 const fail = (): Promise<never> => Promise.reject(new Error('down'));
 const ok = (): Promise<string> => Promise.resolve('ok');
@@ -81,6 +82,7 @@ describe('registering pipelines as data', () => {
     const collect = new OptionsValidator('');
     registry.addPipelines('nope' as never, collect);
     expect(collect.problems).toEqual([{ ...expected[0], value: 'nope' }]);
+    expect(issuesOf(thrown(() => registry.addPipelines(null as never)))).toEqual([{ ...expected[0], value: null }]);
     expect(registry.pipelineNames).toEqual([]);
   });
 
@@ -184,6 +186,20 @@ describe('registering pipelines as data', () => {
     expect(new ResiliencePipelineRegistry({ pipelines: null as never }).pipelineNames).toEqual([]);
   });
 
+  it('knows a predicate registered later by name, in the pipelines added after it', async () => {
+    const registry = new ResiliencePipelineRegistry();
+    const teapots = jest.fn(() => false);
+    expect(registry.registerPredicate('never', teapots)).toBe(registry);
+    registry.addPipelines({ orders: { retry: { maxRetryAttempts: 1, delay: 0, shouldHandle: 'never' } } });
+    await expect(registry.getPipeline('orders').execute(fail)).rejects.toThrow('down');
+    expect(teapots).toHaveBeenCalledTimes(1); // asked once, said no: no retry
+    // The configuration shown keeps the predicate's name.
+    expect(registry.getPipelineConfig('orders')).toEqual({
+      retry: { maxRetryAttempts: 1, delay: 0, shouldHandle: 'never' },
+    });
+    expect(registry.predicates.names).toContain('never');
+  });
+
   it('knows the predicates given to its constructor by name', async () => {
     const registry = new ResiliencePipelineRegistry({
       predicates: { 'only-teapots': ({ outcome }) => !outcome.ok && (outcome.error as Error).message === 'teapot' },
@@ -221,6 +237,52 @@ describe('pipelines and their instances', () => {
     expect(error).toBeInstanceOf(UnknownPipelineError);
     expect(error).toMatchObject({ pipelineName: 'c', knownNames: ['a', 'b'] });
     expect(registry.tryGetPipeline('c')).toBeUndefined();
+  });
+
+  it('takes the key "" for the pipeline without a key: in its telemetry and its circuit', async () => {
+    const instanceNames: unknown[] = [];
+    const registry = new ResiliencePipelineRegistry({
+      random: () => 0,
+      telemetryListeners: [
+        { write: (e) => void (e.eventName === 'OnChaosInjected' && instanceNames.push(e.source.pipelineInstanceName)) },
+      ],
+      pipelines: {
+        p: { circuitBreaker: { kind: 'consecutive' }, chaosFault: { injectionRate: 0.5, message: 'injected' } },
+      },
+    });
+    const pipeline = registry.getPipeline('p', '');
+    expect(registry.getPipeline('p')).toBe(pipeline);
+    await expect(pipeline.execute(ok)).rejects.toThrow('injected');
+    expect(instanceNames).toEqual([undefined]);
+    expect(await registry.circuitState('p', '')).toMatchObject({ instanceKey: undefined, failures: 1 });
+    expect(await registry.isolateCircuit('p', '')).toBe(1);
+    await expect(pipeline.execute(ok)).rejects.toBeInstanceOf(IsolatedCircuitError);
+    expect(await registry.closeCircuit('p', '')).toBe(1);
+    await expect(registry.getPipeline('p').execute(ok)).rejects.toThrow('injected');
+  });
+
+  it('has no configuration to show for a name it does not know', () => {
+    const registry = new ResiliencePipelineRegistry({ pipelines: { orders: { timeout: 100 } } });
+    expect(registry.getPipelineConfig('unknown')).toBeUndefined();
+  });
+
+  it('hands out pipelines that work as a strategy of another pipeline and follow reloads there', async () => {
+    const registry = new ResiliencePipelineRegistry({
+      pipelines: { orders: { retry: { maxRetryAttempts: 1, delay: 0 } } },
+    });
+    const orders = registry.getPipeline('orders');
+    const outer = new ResiliencePipelineBuilder()
+      .addTimeout(1_000)
+      .addStrategy({ type: 'orders', options: {}, create: () => orders.asStrategy() })
+      .build();
+    let calls = 0;
+    await expect(outer.execute(() => (calls++, fail()))).rejects.toThrow('down');
+    expect(calls).toBe(2);
+    await registry.reload('orders', { retry: { maxRetryAttempts: 3, delay: 0 } });
+    calls = 0;
+    await expect(outer.execute(() => (calls++, fail()))).rejects.toThrow('down');
+    expect(calls).toBe(4);
+    await outer.dispose();
   });
 
   it('getOrAddPipeline configures a pipeline once per key, with its name and key', async () => {
@@ -368,6 +430,10 @@ describe('shared limiters and circuit controls', () => {
     expect(registry.sharedLimiter('orders', 'eu', 'concurrencyLimiter', options)).not.toBe(a);
     expect(registry.sharedLimiter('orders', undefined, 'rateLimiter', options)).not.toBe(a);
     expect(registry.sharedLimiter('catalog', undefined, 'concurrencyLimiter', options)).not.toBe(a);
+    const eu = registry.sharedLimiter('orders', 'eu', 'concurrencyLimiter', options);
+    expect(registry.sharedLimiter('orders', 'us', 'concurrencyLimiter', options)).not.toBe(eu);
+    // A name and a key never run together into another pipeline's name.
+    expect(registry.sharedLimiter('orderseu', undefined, 'concurrencyLimiter', options)).not.toBe(eu);
     expect(registry.circuitControl('orders')).toBe(registry.circuitControl('orders'));
     expect(registry.circuitControl('orders')).not.toBe(registry.circuitControl('catalog'));
   });
@@ -381,6 +447,37 @@ describe('shared limiters and circuit controls', () => {
     registry.applyConfig(builder, { concurrencyLimiter: 1 }, issues, { sharedWith: 'search' });
     await expect(builder.build().execute(ok)).rejects.toBeInstanceOf(RateLimiterRejectedError);
     await expect(registry.getPipeline('search', 'other-key').execute(ok)).resolves.toBe('ok');
+    gate.resolve('done');
+    await running;
+  });
+
+  it('takes the key "" for the pipeline without a key', () => {
+    const made: string[] = [];
+    const registry = new ResiliencePipelineRegistry({
+      distributedLimiter: (id) => (made.push(id), new ConcurrencyLimiter({ permitLimit: 1 })),
+    });
+    const options = { kind: 'token-bucket' as const, tokenLimit: 5, replenishmentPeriod: 1_000, distributed: true };
+    const first = registry.sharedLimiter('orders', '', 'rateLimiter', options);
+    expect(registry.sharedLimiter('orders', undefined, 'rateLimiter', options)).toBe(first);
+    expect(made).toEqual(['orders:rateLimiter']);
+    expect(registry.limiterStatistics()).toEqual([
+      expect.objectContaining({ pipelineName: 'orders', instanceKey: undefined, section: 'rateLimiter' }),
+    ]);
+  });
+
+  it('gives configuration applied without a pipeline to share with limits of its own', async () => {
+    const registry = new ResiliencePipelineRegistry();
+    const build = (name: string) => {
+      const builder = registry.createBuilder<unknown>(name);
+      registry.applyConfig(builder, { concurrencyLimiter: 1 }, new OptionsValidator(name));
+      return builder.build();
+    };
+    const first = build('Orders.find');
+    const second = build('Orders.list');
+    const gate = deferred<string>();
+    const running = first.execute(() => gate.promise);
+    await expect(second.execute(ok)).resolves.toBe('ok');
+    await expect(first.execute(ok)).rejects.toBeInstanceOf(RateLimiterRejectedError);
     gate.resolve('done');
     await running;
   });
@@ -443,6 +540,65 @@ describe('dispose', () => {
     expect(registry.pipelineNames).toEqual([]);
     expect(registry.limiterStatistics()).toEqual([]);
     expect(await registry.circuits()).toEqual([]);
+  });
+
+  it('disposes the strategies of pipelines added by code, for every key', async () => {
+    const registry = new ResiliencePipelineRegistry();
+    const configure: ConfigurePipeline<unknown> = (b) =>
+      b.addRateLimiter({ kind: 'concurrency', permitLimit: 1, queueLimit: 1 });
+    const gate = deferred<string>();
+    const queued = [undefined, 'eu'].map((key) => {
+      const pipeline = registry.getOrAddPipeline('coded', configure, key);
+      void pipeline.execute(() => gate.promise);
+      return pipeline.execute(ok);
+    });
+    await registry.dispose();
+    for (const call of queued) await expect(call).rejects.toThrow('The concurrency limiter was disposed.');
+    gate.resolve('done');
+  });
+
+  it('a pipeline handed out, disposed by itself, releases what its strategies hold', async () => {
+    const registry = new ResiliencePipelineRegistry();
+    const pipeline = registry.getOrAddPipeline('coded', (b) =>
+      b.addRateLimiter({ kind: 'concurrency', permitLimit: 1, queueLimit: 1 }),
+    );
+    const gate = deferred<string>();
+    const running = pipeline.execute(() => gate.promise);
+    const queued = pipeline.execute(ok);
+    await pipeline.dispose();
+    await expect(queued).rejects.toThrow('The concurrency limiter was disposed.');
+    gate.resolve('done');
+    await expect(running).resolves.toBe('done');
+  });
+
+  it('a second dispose settles when the first is done, and disposes nothing twice', async () => {
+    const limiterDisposed = jest.fn();
+    const registry = new ResiliencePipelineRegistry({
+      distributedLimiter: () => ({
+        acquire: () => ({ acquired: true, release: () => undefined }),
+        isIdle: () => true,
+        dispose: limiterDisposed,
+      }),
+    });
+    const strategyDisposed = deferred<void>();
+    registry.getOrAddPipeline('slow', (b) =>
+      b.addStrategy({
+        type: 'slow-to-dispose',
+        options: {},
+        create: () => ({ execute: (next, context) => next(context), dispose: () => strategyDisposed.promise }),
+      }),
+    );
+    const options = { kind: 'token-bucket' as const, tokenLimit: 5, replenishmentPeriod: 1_000, distributed: true };
+    registry.sharedLimiter('slow', undefined, 'rateLimiter', options);
+    const first = registry.dispose();
+    const second = registry.dispose();
+    expect(await isPending(second)).toBe(true);
+    strategyDisposed.resolve();
+    await second;
+    await first;
+    expect(limiterDisposed).toHaveBeenCalledTimes(1);
+    await registry.dispose();
+    expect(limiterDisposed).toHaveBeenCalledTimes(1);
   });
 
   it('cannot be used afterwards', async () => {

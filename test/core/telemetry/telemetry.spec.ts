@@ -73,5 +73,6 @@ describe('describing an outcome', () => {
     expect(describeOutcome(outcomeFromError({ status: 'bad' }), false)).toBe('Object');
     expect(describeOutcome(outcomeFromError('text'), true)).toBe('string');
     expect(describeOutcome(outcomeFromError(undefined), true)).toBe('undefined');
+    expect(describeOutcome(outcomeFromError(null), true)).toBe('null');
   });
 });
