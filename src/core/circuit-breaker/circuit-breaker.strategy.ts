@@ -111,6 +111,8 @@ export class CircuitBreakerStrategy<T>
   private waitTimer: TimerHandle;
   private waitTimerDue = Infinity;
   private disposed = false;
+  /** Detaches this breaker from its manual control (on dispose). */
+  private detachControl: (() => void) | undefined;
   /** Recording failed and has not worked since: reported once until it does. */
   private storeFailing = false;
 
@@ -137,7 +139,7 @@ export class CircuitBreakerStrategy<T>
 
     options.stateProvider?._bind(this);
     if (options.manualControl) {
-      options.manualControl._attach(this);
+      this.detachControl = options.manualControl._attach(this);
       if (options.manualControl.isIsolated) {
         const isolating = this.isolate();
         this.ready = isolating.then(() => {
@@ -201,9 +203,13 @@ export class CircuitBreakerStrategy<T>
     if (transition) await this.onTransition(transition, undefined, undefined, true);
   }
 
-  /** Stops waiting for verdicts: waiting callers re-apply once and are rejected if still not admitted. */
+  /**
+   * Stops waiting for verdicts (waiting callers re-apply once and are rejected if still not admitted) and
+   * leaves its manual control, which then drives only the breakers still in use.
+   */
   dispose(): void {
     this.disposed = true;
+    this.detachControl?.();
     this.wakeWaiters();
   }
 
