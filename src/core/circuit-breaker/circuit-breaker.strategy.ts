@@ -279,6 +279,7 @@ export class CircuitBreakerStrategy<T>
   private storeFailed(error: unknown, context: ResilienceContext | undefined): void {
     if (this.storeFailing) return;
     this.storeFailing = true;
+    // Stryker disable next-line ConditionalExpression: equivalent — a disabled telemetry reports to no listener
     if (this.telemetry.enabled) {
       this.telemetry.report('OnStateStoreUnavailable', 'error', context ?? new ResilienceContext(), { error });
     }
@@ -287,6 +288,7 @@ export class CircuitBreakerStrategy<T>
   /** The store records again after failing: reported once (`OnStateStoreRestored`). */
   private storeAnswered(context: ResilienceContext | undefined): void {
     this.storeFailing = false;
+    // Stryker disable next-line ConditionalExpression: equivalent — a disabled telemetry reports to no listener
     if (this.telemetry.enabled) {
       this.telemetry.report('OnStateStoreRestored', 'information', context ?? new ResilienceContext(), {
         error: undefined,
