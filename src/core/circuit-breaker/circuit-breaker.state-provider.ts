@@ -40,13 +40,16 @@ export class CircuitBreakerStateProvider {
     return this.target?.circuitKey;
   }
 
-  /** Reads the circuit's whole state from its store, as a serialisable snapshot. */
-  exportSnapshot(): Promise<CircuitSnapshot> {
+  /** Reads the circuit's whole state from its store, as a serialisable snapshot; rejects before a breaker uses it. */
+  async exportSnapshot(): Promise<CircuitSnapshot> {
     return this.bound().exportSnapshot();
   }
 
-  /** Replaces the circuit's state in its store with `snapshot` (after a restart, or to move state between stores). */
-  importSnapshot(snapshot: CircuitSnapshot): Promise<void> {
+  /**
+   * Replaces the circuit's state in its store with `snapshot` (after a restart, or to move state between
+   * stores); rejects before a breaker uses this provider.
+   */
+  async importSnapshot(snapshot: CircuitSnapshot): Promise<void> {
     return this.bound().importSnapshot(snapshot);
   }
 

@@ -26,7 +26,8 @@ export interface BackoffOptions {
 
 /**
  * The delay before retry number `attempt + 1`, in milliseconds (Polly's `RetryHelper`). Never NaN, never
- * infinite, never negative, never above `maxDelay` nor above the largest timer delay, for any attempt.
+ * infinite, never negative, never above `maxDelay` nor above the largest timer delay, for any attempt; a
+ * base delay of 0 gives 0 for every attempt.
  *
  * @publicApi
  */
@@ -37,6 +38,8 @@ export function computeBackoffDelay(
   random: () => number,
 ): number {
   const { delay, useJitter } = options;
+  // As in Polly: no wait to grow (0 × 2^1024 would be NaN, read as the cap).
+  if (delay === 0) return 0;
   let result: number;
   switch (options.backoffType) {
     case 'constant':
@@ -57,8 +60,7 @@ export function computeBackoffDelay(
 /** Clamps any computed delay into [0, min(maxDelay, MAX_TIMER_DELAY)]; NaN becomes the cap. @publicApi */
 export function clampDelay(delay: number, maxDelay: number | undefined): number {
   const cap = maxDelay === undefined ? MAX_TIMER_DELAY : Math.min(maxDelay, MAX_TIMER_DELAY);
-  if (Number.isNaN(delay) || delay > cap) return cap;
-  return delay < 0 ? 0 : delay;
+  return Number.isNaN(delay) ? cap : Math.max(0, Math.min(delay, cap));
 }
 
 function applyJitter(delay: number, random: () => number): number {
@@ -68,16 +70,12 @@ function applyJitter(delay: number, random: () => number): number {
 
 /**
  * Decorrelated jitter V2 (Polly.Contrib.WaitAndRetry): delays grow exponentially around `2^attempt ×
- * base` but spread evenly, without the clustering of plain random jitter. Guards the overflow that
- * sets in near attempt 1024.
+ * base` but spread evenly, without the clustering of plain random jitter. Past the overflow that sets in
+ * near attempt 1024 the formula gives Infinity, then NaN (Infinity − Infinity): `clampDelay` makes both the cap.
  */
 function decorrelatedJitterV2(attempt: number, base: number, state: BackoffState, random: () => number): number {
   const t = attempt + random();
   const next = Math.pow(2, t) * Math.tanh(Math.sqrt(DECORRELATED_JITTER_P_FACTOR * t));
-  if (!Number.isFinite(next)) {
-    state.previous = next;
-    return MAX_TIMER_DELAY;
-  }
   const formulaIntrinsicValue = next - state.previous;
   state.previous = next;
   return formulaIntrinsicValue * DECORRELATED_JITTER_RP_SCALING * base;

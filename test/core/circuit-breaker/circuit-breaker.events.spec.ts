@@ -142,9 +142,9 @@ describe('circuit breaker: telemetry and callbacks', () => {
     expect(await settle(pipeline.execute(ok))).toMatchObject({ cause: second });
   });
 
-  it('a circuit reopened by a hung probe rejects without a cause', async () => {
+  it('a circuit reopened by a hung probe rejects without a cause, as open', async () => {
     const opened: OnCircuitOpenedArguments<unknown>[] = [];
-    const { pipeline, time } = observed({
+    const { pipeline, time, circuitEvents } = observed({
       kind: 'consecutive',
       failureThreshold: 1,
       breakDuration: 100,
@@ -159,6 +159,10 @@ describe('circuit breaker: telemetry and callbacks', () => {
     const rejected = (await settle(pipeline.execute(ok))) as Error & { cause: unknown; retryAfter: number };
     expect(rejected.retryAfter).toBe(100);
     expect(rejected.cause).toBeUndefined();
+    expect(rejected.message).toBe('The circuit "billing/cb" is open; it admits calls again in 100 ms.');
+    expect(circuitEvents().filter((e) => e.name === 'OnCircuitRejected')).toEqual([
+      { name: 'OnCircuitRejected', severity: 'debug', args: { state: 'open', retryAfter: 100 } },
+    ]);
     expect(opened.map((a) => [a.reason, a.isManual, a.outcome])).toEqual([
       ['failure-threshold', false, { ok: false, error: down }],
       ['half-open-timeout', false, undefined],
@@ -286,6 +290,28 @@ describe('circuit breaker: telemetry and callbacks', () => {
     const rejected = (await settle(pipeline.execute(ok))) as Error;
     expect(rejected.name).toBe('BrokenCircuitError');
     expect(rejected.cause).toBeUndefined();
+  });
+
+  it('hands onStateChange every transition of a cycle with its reason, the half-opening included', async () => {
+    const changes: Omit<OnCircuitStateChangeArguments, 'context'>[] = [];
+    const { pipeline, time } = observed({
+      kind: 'consecutive',
+      failureThreshold: 1,
+      breakDuration: 10,
+      onStateChange: ({ from, to, reason }) => void changes.push({ from, to, reason }),
+    });
+    await settle(pipeline.execute(fail));
+    time.advance(10);
+    await settle(pipeline.execute(fail));
+    time.advance(10);
+    await pipeline.execute(ok);
+    expect(changes).toEqual([
+      { from: 'closed', to: 'open', reason: 'failure-threshold' },
+      { from: 'open', to: 'half-open', reason: 'break-elapsed' },
+      { from: 'half-open', to: 'open', reason: 'probe-failed' },
+      { from: 'open', to: 'half-open', reason: 'break-elapsed' },
+      { from: 'half-open', to: 'closed', reason: 'probes-succeeded' },
+    ]);
   });
 
   it('a failed probe reopens with reason probe-failed and the probe failure as outcome', async () => {

@@ -119,6 +119,9 @@ describe('circuit breaker: the state it keeps', () => {
     it.each<[string, unknown, number]>([
       ['a negative number', -1, 250],
       ['not a number', 'soon', 250],
+      ['a numeric string', '50', 250],
+      ['null', null, 250],
+      ['NaN', NaN, 250],
       ['more than the largest timer delay', MAX_TIMER_DELAY * 10, MAX_TIMER_DELAY],
       ['zero', 0, 0],
     ])('answering %s (%p) gives a break of %d', async (_what, generated, expected) => {
@@ -256,6 +259,18 @@ describe('circuit breaker: the state it keeps', () => {
       expect(store.delete('k')).toBe(false);
       expect([...store.keys()]).toEqual([]);
       await expect(pipeline.execute(ok)).resolves.toBe('ok');
+    });
+
+    it('an imported circuit keeps its state while other circuits of the store are used', async () => {
+      const store = new InMemoryCircuitBreakerStateStore();
+      const time = new FakeTimeProvider(1_000);
+      const a = breaker({ kind: 'consecutive', failureThreshold: 1, stateStore: store, circuitKey: 'a' }, time);
+      const b = breaker({ kind: 'consecutive', failureThreshold: 1, stateStore: store, circuitKey: 'b' }, time);
+      const opened = { ...(await a.provider.exportSnapshot()), state: 'open' as const, blockedUntil: 5_000 };
+      await a.provider.importSnapshot(opened);
+      await expect(b.pipeline.execute(ok)).resolves.toBe('ok');
+      expect(await settle(a.pipeline.execute(ok))).toMatchObject({ name: 'BrokenCircuitError', retryAfter: 4_000 });
+      expect([...store.keys()].sort()).toEqual(['a', 'b']);
     });
 
     it('deleting another key keeps the circuit in use', async () => {

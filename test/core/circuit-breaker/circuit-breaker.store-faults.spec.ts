@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import {
   InMemoryCircuitBreakerStateStore,
+  ResilienceContext,
   ResiliencePipelineBuilder,
   type CircuitCallResult,
   type CircuitPermit,
@@ -73,7 +74,9 @@ function setup(fault: 'throw' | 'reject', inline: boolean, handleResults = false
     events
       .filter((e) => e.eventName === 'OnStateStoreUnavailable' || e.eventName === 'OnStateStoreRestored')
       .map((e) => [e.eventName, e.severity, (e.arguments as { error: unknown }).error]);
-  return { pipeline, store, storeEvents };
+  const storeEventObjects = () =>
+    events.filter((e) => e.eventName === 'OnStateStoreUnavailable' || e.eventName === 'OnStateStoreRestored');
+  return { pipeline, store, storeEvents, storeEventObjects };
 }
 
 const cases = [
@@ -128,6 +131,64 @@ describe.each(cases)('a custom store whose record %s', (_, fault, inline) => {
     await fail();
     expect(storeEvents()).toHaveLength(3);
     expect(storeEvents()[2]).toEqual(['OnStateStoreUnavailable', 'error', store.storeError]);
+  });
+
+  it.each([
+    [
+      'a success',
+      async (p: { execute: (fn: () => Promise<string>) => Promise<string> }) => p.execute(async () => 'ok'),
+    ],
+    [
+      'a failure',
+      async (p: { execute: (fn: () => Promise<string>) => Promise<string> }) =>
+        p.execute(async () => Promise.reject(new Error('x'))).catch(() => 'failed'),
+    ],
+  ])('reports the restoration with the first record that works, here of %s', async (_what, call) => {
+    const { pipeline, store, storeEvents } = setup(fault, inline);
+    store.fault = fault;
+    await pipeline.execute(async () => Promise.reject(new Error('x'))).catch(() => undefined);
+    await nextTurn();
+    store.fault = 'none';
+    await call(pipeline);
+    await nextTurn();
+    expect(storeEvents()).toEqual([
+      ['OnStateStoreUnavailable', 'error', store.storeError],
+      ['OnStateStoreRestored', 'information', undefined],
+    ]);
+  });
+
+  it("gives the events the call's context when its outcome went unrecorded or recorded again", async () => {
+    const { pipeline, store, storeEventObjects } = setup(fault, inline);
+    const contexts: unknown[] = [];
+    const failWithContext = () =>
+      pipeline
+        .execute(async (context) => {
+          contexts.push(context);
+          throw new Error('x');
+        })
+        .catch(() => undefined);
+    store.fault = fault;
+    await failWithContext();
+    store.fault = 'none';
+    await failWithContext();
+    const [unavailable, restored] = storeEventObjects();
+    expect(unavailable.context).toBe(contexts[0]);
+    expect(restored.context).toBe(contexts[1]);
+    // The same shape as the shared stores' events: an `error` key, here without an error.
+    expect(restored.arguments).toStrictEqual({ error: undefined });
+  });
+
+  it('gives the events a context of their own for a success (the closed path keeps none)', async () => {
+    const { pipeline, store, storeEventObjects } = setup(fault, inline);
+    store.fault = fault;
+    await pipeline.execute(async () => 'ok');
+    await nextTurn();
+    store.fault = 'none';
+    await pipeline.execute(async () => 'ok');
+    await nextTurn();
+    const events = storeEventObjects();
+    expect(events.map((e) => e.eventName)).toEqual(['OnStateStoreUnavailable', 'OnStateStoreRestored']);
+    for (const event of events) expect(event.context).toBeInstanceOf(ResilienceContext);
   });
 
   it('reports a store that fails to record successes alone, once', async () => {

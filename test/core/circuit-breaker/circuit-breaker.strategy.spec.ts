@@ -427,6 +427,27 @@ describe('circuit breaker strategy', () => {
       await expect(pipeline.execute(ok)).resolves.toBe('ok');
     });
 
+    it('stops driving a breaker whose pipeline was disposed: a rebuilt one on the same circuit reports the isolation', async () => {
+      const control = new CircuitBreakerManualControl();
+      const store = new InMemoryCircuitBreakerStateStore();
+      const changes: string[] = [];
+      const build = (version: string) =>
+        breaker({
+          manualControl: control,
+          stateStore: store,
+          circuitKey: 'billing',
+          onStateChange: ({ from, to }) => void changes.push(`${version}: ${from} -> ${to}`),
+        });
+      const old = build('v1');
+      await old.pipeline.dispose();
+      const rebuilt = build('v2');
+      await control.isolate();
+      expect(rebuilt.provider.circuitState).toBe('isolated');
+      await control.close();
+      expect(changes).toEqual(['v2: closed -> isolated', 'v2: isolated -> closed']);
+      expect(old.provider.circuitState).toBe('closed');
+    });
+
     it('closes an open circuit and resets its measurements', async () => {
       const control = new CircuitBreakerManualControl();
       const { pipeline, provider } = breaker({ kind: 'consecutive', failureThreshold: 2, manualControl: control });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { computeBackoffDelay, MAX_TIMER_DELAY, type BackoffType } from '../../../src/core/index.js';
+import { clampDelay, computeBackoffDelay, MAX_TIMER_DELAY, type BackoffType } from '../../../src/core/index.js';
 
 const backoffTypes: BackoffType[] = ['constant', 'linear', 'exponential'];
 
@@ -29,6 +29,18 @@ describe('backoff maths', () => {
       ),
       { numRuns: 200 },
     );
+  });
+
+  it('waits 0 for every attempt when the base delay is 0, as Polly does, past the overflow point too', () => {
+    for (const backoffType of backoffTypes) {
+      for (const useJitter of [false, true]) {
+        const state = { previous: 0 };
+        const delays = [0, 1, 2, 1_023, 1_024, 1_025, 10_000].map((attempt) =>
+          computeBackoffDelay({ backoffType, useJitter, delay: 0, maxDelay: 5_000 }, attempt, state, () => 0.7),
+        );
+        expect(`${backoffType} ${useJitter}: ${delays.join(' ')}`).toBe(`${backoffType} ${useJitter}: 0 0 0 0 0 0 0`);
+      }
+    }
   });
 
   it('matches Polly for constant, linear and exponential without jitter', () => {
@@ -88,5 +100,27 @@ describe('backoff maths', () => {
         Math.random,
       ),
     ).toBe(30_000);
+  });
+});
+
+describe('clampDelay', () => {
+  it.each<[string, number, number | undefined, number]>([
+    ['a delay within the cap is kept', 250, 1_000, 250],
+    ['a delay equal to the cap is the cap', 1_000, 1_000, 1_000],
+    ['a delay above maxDelay is maxDelay', 1_001, 1_000, 1_000],
+    [
+      'without maxDelay, a delay above the largest timer delay is that delay',
+      MAX_TIMER_DELAY + 1,
+      undefined,
+      MAX_TIMER_DELAY,
+    ],
+    ['a maxDelay above the largest timer delay caps at that delay', Infinity, MAX_TIMER_DELAY * 2, MAX_TIMER_DELAY],
+    ['a negative delay is 0', -5, 1_000, 0],
+    ['negative infinity is 0', -Infinity, undefined, 0],
+    ['NaN is the cap', NaN, 1_000, 1_000],
+    ['NaN without maxDelay is the largest timer delay', NaN, undefined, MAX_TIMER_DELAY],
+    ['0 stays 0', 0, 0, 0],
+  ])('%s', (_what, delay, maxDelay, expected) => {
+    expect(clampDelay(delay, maxDelay)).toBe(expected);
   });
 });

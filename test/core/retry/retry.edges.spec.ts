@@ -36,6 +36,40 @@ describe('retry: behaviours at the edges', () => {
       expect(time.pendingTimerCount).toBe(0);
     });
 
+    it('an abort during a delay-0 loop starts no further attempt: none reported, none through the inner strategies', async () => {
+      const controller = new AbortController();
+      const listener = new RecordingListener();
+      let innerRuns = 0;
+      const pipeline = new ResiliencePipelineBuilder({
+        timeProvider: new FakeTimeProvider(),
+        telemetryListeners: [listener],
+      })
+        .addRetry({
+          delay: 0,
+          maxRetryAttempts: 5,
+          onRetry: ({ attemptNumber }) => {
+            if (attemptNumber === 1) controller.abort(new Error('caller left'));
+          },
+        })
+        .addStrategy({
+          type: 'counting',
+          options: {},
+          create: () => ({
+            execute: (next, context) => {
+              innerRuns++;
+              return next(context);
+            },
+          }),
+        })
+        .build();
+      await expect(pipeline.execute(() => Promise.reject(down), { signal: controller.signal })).rejects.toThrow(
+        'caller left',
+      );
+      expect(innerRuns).toBe(2);
+      const attempts = listener.events.filter((e) => e.eventName === 'ExecutionAttempt');
+      expect(attempts.map((e) => (e.arguments as { attemptNumber: number }).attemptNumber)).toEqual([0, 1]);
+    });
+
     it('onRetry is not called for an attempt that ended with the caller aborting', async () => {
       const time = new FakeTimeProvider();
       const controller = new AbortController();
@@ -213,6 +247,7 @@ describe('retry options', () => {
     [{ budget: { window: 9 } }, 'budget.window', `must be a number >= 10 and <= ${MAX_TIMER_DELAY}`],
     [{ budget: { rate: 1 } }, 'budget.rate', 'is not a known option'],
     [{ maxDelay: 99, delay: 100 }, 'maxDelay', 'must be >= delay (100)'],
+    [{ maxDelay: 0, delay: 100 }, 'maxDelay', 'must be >= delay (100)'],
     // A delay that is not a number is reported as such, not also compared with the other.
     [{ maxDelay: '50', delay: 100 }, 'maxDelay', notADuration],
     [{ delay: '200', maxDelay: 100 }, 'delay', notADuration],

@@ -48,7 +48,8 @@ export class CountWindowMetrics implements HealthMetrics {
 
   restore(snapshot: { outcomes: string }): void {
     this.reset();
-    for (const c of snapshot.outcomes.slice(-this.size)) this.push(c === '1' ? 1 : 0);
+    // The ring keeps the newest `size` outcomes of a longer snapshot.
+    for (const c of snapshot.outcomes) this.push(c === '1' ? 1 : 0);
   }
 
   private push(value: 0 | 1): void {
