@@ -49,26 +49,20 @@ export class RateLimiterStrategy<T> implements ResilienceStrategy<T> {
     next: StrategyNext<T>,
     context: ResilienceContext,
   ): Promise<T> {
-    if (limiter.tryTake()) return this.holding(limiter, next, context);
+    if (limiter.tryTake()) return this.holding(next, context);
     if (!limiter.hasQueueRoom()) return this.reject(undefined, context);
     const promise = new Promise<T>(captureSettlers);
     limiter.enqueue(
       context,
-      new QueuedCall<T>(this, limiter, next, context, settlers.resolve as (value: T) => void, settlers.reject!),
+      new QueuedCall<T>(this, next, context, settlers.resolve as (value: T) => void, settlers.reject!),
     );
     return promise;
   }
 
   /** Runs the call holding a permit, and gives it back however the call ends. @internal */
-  holding(limiter: ConcurrencyLimiter, next: StrategyNext<T>, context: ResilienceContext): Promise<T> {
-    let result: Promise<T>;
-    try {
-      result = next(context);
-    } catch (error) {
-      limiter.releasePermit();
-      return Promise.reject(error);
-    }
-    return result.then(this.releaseOnValue, this.releaseOnError);
+  holding(next: StrategyNext<T>, context: ResilienceContext): Promise<T> {
+    // `next` never throws synchronously (a pipeline's steps turn a throw into a rejection).
+    return next(context).then(this.releaseOnValue, this.releaseOnError);
   }
 
   // Bound once: the concurrency path allocates no closure per call to give its permit back.
@@ -86,14 +80,7 @@ export class RateLimiterStrategy<T> implements ResilienceStrategy<T> {
     if (!lease.acquired) return this.reject(lease.retryAfter, context);
     // Stryker disable next-line ConditionalExpression: equivalent — releasing a time-based lease is a no-op; this only skips the promise hop
     if (lease === TIME_BASED_LEASE) return next(context);
-    let result: Promise<T>;
-    try {
-      result = next(context);
-    } catch (error) {
-      lease.release();
-      throw error;
-    }
-    return result.then(
+    return next(context).then(
       (value) => {
         lease.release();
         return value;
@@ -130,7 +117,6 @@ function captureSettlers(resolve: (value: never) => void, reject: (reason: unkno
 class QueuedCall<T> implements QueueEntry {
   constructor(
     private readonly strategy: RateLimiterStrategy<T>,
-    private readonly limiter: ConcurrencyLimiter,
     private readonly next: StrategyNext<T>,
     private readonly context: ResilienceContext,
     private readonly resolve: (value: T) => void,
@@ -138,6 +124,6 @@ class QueuedCall<T> implements QueueEntry {
   ) {}
 
   grant(): void {
-    this.strategy.holding(this.limiter, this.next, this.context).then(this.resolve, this.cancel);
+    this.strategy.holding(this.next, this.context).then(this.resolve, this.cancel);
   }
 }

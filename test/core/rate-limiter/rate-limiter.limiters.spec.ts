@@ -10,6 +10,7 @@ import {
   ResiliencePipelineBuilder,
   SlidingWindowRateLimiter,
   TokenBucketRateLimiter,
+  TimeProvider,
   type RateLimiter,
   type RateLimitLease,
 } from '../../../src/core/index.js';
@@ -100,7 +101,7 @@ describe('ConcurrencyLimiter', () => {
     expect(limiter.availablePermits).toBe(1);
   });
 
-  it('skips a waiter that left, and removes its abort listener when it is served or cancelled', async () => {
+  it('lets a waiter that left go at once, and removes its abort listener when it is served or cancelled', async () => {
     const limiter = new ConcurrencyLimiter({ permitLimit: 1, queueLimit: 3 });
     const held = limiter.acquire(ctx()) as RateLimitLease;
     const leaving = new AbortController();
@@ -124,6 +125,87 @@ describe('ConcurrencyLimiter', () => {
     disposed.abort(new Error('late')); // no second settlement, nothing thrown
     await flush();
     expect(c.value).toBe('cancelled:The concurrency limiter was disposed.');
+  });
+  it('keeps the order of the others when callers leave from the front, the middle and the back', async () => {
+    const limiter = new ConcurrencyLimiter({ permitLimit: 1, queueLimit: 6 });
+    const pipeline = new ResiliencePipelineBuilder().addRateLimiter({ limiter }).build();
+    const gate = deferred<void>();
+    const running = pipeline.execute(() => gate.promise);
+    const order: number[] = [];
+    const controllers = [1, 2, 3, 4, 5].map(() => new AbortController());
+    const calls = controllers.map((c, i) =>
+      pipeline.execute(() => void order.push(i + 1), { signal: c.signal }).catch((e: Error) => e.message),
+    );
+    for (const i of [2, 4, 0]) controllers[i].abort(new Error(`left ${i + 1}`)); // the middle, the back, the front
+    expect(limiter.queuedCount).toBe(2);
+    const later = [6, 7].map((n) => pipeline.execute(() => void order.push(n)));
+    expect(limiter.queuedCount).toBe(4);
+    gate.resolve();
+    await Promise.all([running, ...later]);
+    expect(await Promise.all(calls)).toEqual(['left 1', undefined, 'left 3', undefined, 'left 5']);
+    expect(order).toEqual([2, 4, 6, 7]);
+    expect(limiter.availablePermits).toBe(1);
+  });
+
+  it('refuses at once a caller cancelled before it queues: it takes no place and starts no timer', async () => {
+    const cancelled = new AbortController();
+    cancelled.abort(new Error('cancelled already'));
+    const limiter = new ConcurrencyLimiter({ permitLimit: 1, queueLimit: 1 });
+    const held = take(limiter);
+    const refused = state(limiter.acquire(new ResilienceContext({ signal: cancelled.signal })));
+    await flush();
+    expect(refused.value).toBe('cancelled:cancelled already');
+    expect(limiter.queuedCount).toBe(0);
+    expect(state(limiter.acquire(ctx())).value).toBe('queued'); // the place is still free
+
+    const pipeline = new ResiliencePipelineBuilder().addConcurrencyLimiter(1, 1).build();
+    const gate = deferred<void>();
+    const running = pipeline.execute(() => gate.promise);
+    await expect(pipeline.execute(() => 'never', { signal: cancelled.signal })).rejects.toThrow('cancelled already');
+    const queued = pipeline.execute(() => 'queued');
+    gate.resolve();
+    await expect(queued).resolves.toBe('queued');
+    await running;
+    held.release();
+
+    const time = new FakeTimeProvider();
+    const window = new FixedWindowRateLimiter({ permitLimit: 1, window: 100, queueLimit: 1 }, time);
+    take(window);
+    const late = state(window.acquire(new ResilienceContext({ signal: cancelled.signal })));
+    await flush();
+    expect(late.value).toBe('cancelled:cancelled already');
+    expect([window.queuedCount, time.pendingTimerCount]).toEqual([0, 0]);
+  });
+
+  it('queues a caller whose context cannot be cancelled without giving it a signal or a listener', () => {
+    const limiter = new ConcurrencyLimiter({ permitLimit: 1, queueLimit: 1 });
+    take(limiter);
+    const context = ctx();
+    void limiter.acquire(context);
+    expect(limiter.queuedCount).toBe(1);
+    // Reading the signal now makes the context's first one: the queue never asked for it.
+    expect(getEventListeners(context.signal, 'abort')).toHaveLength(0);
+  });
+
+  it('cancels the queued callers on dispose oldest first, and only those still waiting', async () => {
+    const limiter = new ConcurrencyLimiter({ permitLimit: 1, queueLimit: 3 });
+    take(limiter);
+    const cancelled: string[] = [];
+    const leaving = new AbortController();
+    const waiting = ['a', 'b', 'c'].map((name) =>
+      Promise.resolve(
+        limiter.acquire(new ResilienceContext(name === 'b' ? { signal: leaving.signal } : undefined)),
+      ).catch((e: Error) => void cancelled.push(`${name}: ${e.message}`)),
+    );
+    leaving.abort(new Error('left'));
+    await flush();
+    limiter.dispose();
+    await Promise.all(waiting);
+    expect(cancelled).toEqual([
+      'b: left',
+      'a: The concurrency limiter was disposed.',
+      'c: The concurrency limiter was disposed.',
+    ]);
   });
 });
 
@@ -182,14 +264,59 @@ describe('time-based limiters', () => {
   it('a newcomer never overtakes a queued caller, even with a permit free', async () => {
     const time = new FakeTimeProvider();
     const bucket = new TokenBucketRateLimiter({ tokenLimit: 1, replenishmentPeriod: 100, queueLimit: 2 }, time);
+    let newcomer: { value: string } | undefined;
+    // Due with the refill but started before the limiter's own timer, so it runs first: the token is
+    // back, the queued caller not served yet (a real timer runs late the same way).
+    time.setTimeout(() => (newcomer = state(bucket.acquire(ctx()))), 100);
     take(bucket);
     const first = state(bucket.acquire(ctx()));
-    time.setTimeout(() => {
-      // At the refill, before the limiter's own timer: the token belongs to the queued caller.
-      expect(state(bucket.acquire(ctx())).value).toBe('queued');
-    }, 100);
     await time.advanceAsync(100);
+    expect(newcomer?.value).toBe('queued');
     expect(first.value).toBe('granted');
+    await time.advanceAsync(100);
+    expect(newcomer?.value).toBe('granted');
+  });
+
+  it('token bucket: a caller refused behind a full queue is told when the queue leaves a token for it, counting the tokens back already', async () => {
+    const time = new FakeTimeProvider();
+    const bucket = new TokenBucketRateLimiter(
+      { tokenLimit: 2, tokensPerPeriod: 2, replenishmentPeriod: 100, queueLimit: 3 },
+      time,
+    );
+    let refused: { value: string } | undefined;
+    // At the refill, before the limiter serves its queue: 2 tokens back, 3 callers waiting for them.
+    time.setTimeout(() => (refused = state(bucket.acquire(ctx()))), 100);
+    take(bucket);
+    take(bucket);
+    const queued = [1, 2, 3].map(() => state(bucket.acquire(ctx())));
+    await time.advanceAsync(100);
+    // The 2 tokens go to the first two; the third and the refused caller share the refill at 200.
+    expect(refused?.value).toBe('rejected:100');
+    expect(queued.map((q) => q.value)).toEqual(['granted', 'granted', 'queued']);
+    await time.advanceAsync(100);
+    expect(queued[2].value).toBe('granted');
+    expect(state(bucket.acquire(ctx())).value).toBe('granted');
+  });
+
+  it('token bucket: a clock that steps back takes no token away and moves no refill earlier', () => {
+    const fake = new FakeTimeProvider();
+    let offset = 0;
+    // The system clock (Date.now) can be set back; a limiter must survive it.
+    const clock = new (class extends TimeProvider {
+      now = () => fake.now() + offset;
+      setTimeout = (callback: () => void, delay: number) => fake.setTimeout(callback, delay);
+      clearTimeout = (handle: unknown) => fake.clearTimeout(handle);
+    })();
+    const bucket = new TokenBucketRateLimiter({ tokenLimit: 2, replenishmentPeriod: 1_000 }, clock);
+    fake.advance(5_000);
+    take(bucket); // the first refill is counted from now, 5,000
+    offset = -2_500;
+    expect(bucket.availableTokens).toBe(1);
+    take(bucket);
+    expect(state(bucket.acquire(ctx())).value).toBe('rejected:3500'); // the refill at 6,000 on the clock
+    offset = 0;
+    fake.advance(1_000);
+    expect(bucket.availableTokens).toBe(1);
   });
 
   it('fixed window: windows follow each other from the first call; the wait counts the windows the queue fills', async () => {
@@ -331,6 +458,39 @@ describe('PartitionedRateLimiter', () => {
     expect(limiter.partitionCount).toBe(2);
   });
 
+  it('is idle only when every partition is', () => {
+    const time = new FakeTimeProvider();
+    const limiter = new PartitionedRateLimiter(
+      (c) => String(c.operationKey),
+      (key) => new FixedWindowRateLimiter({ permitLimit: 5, window: key === 'slow' ? 10_000 : 1_000 }, time),
+    );
+    take(limiter, new ResilienceContext({ operationKey: 'fast' }));
+    take(limiter, new ResilienceContext({ operationKey: 'slow' }));
+    time.advance(1_000);
+    expect(limiter.isIdle()).toBe(false); // "fast" is idle again, "slow" not
+    time.advance(9_000);
+    expect(limiter.isIdle()).toBe(true);
+  });
+
+  it('keeps a partition whose callers wait through a sweep made as its permits come back', async () => {
+    const time = new FakeTimeProvider();
+    const limiter = new PartitionedRateLimiter(
+      (c) => String(c.operationKey),
+      () => new TokenBucketRateLimiter({ tokenLimit: 1, replenishmentPeriod: 100, queueLimit: 1 }, time),
+      4,
+    );
+    const as = (key: string) => new ResilienceContext({ operationKey: key });
+    // Due with the refill but started before the bucket's timer: the token is back, its caller not served yet.
+    time.setTimeout(() => {
+      take(limiter, as('b'));
+      take(limiter, as('c')); // the 4th acquisition: a sweep
+    }, 100);
+    take(limiter, as('a'));
+    const waiting = state(limiter.acquire(as('a')));
+    await time.advanceAsync(100);
+    expect(waiting.value).toBe('granted');
+  });
+
   it('keeps a busy partition through a sweep', () => {
     const time = new FakeTimeProvider();
     const limiter = new PartitionedRateLimiter(
@@ -391,6 +551,7 @@ describe('ChainedRateLimiter', () => {
     expect(chain.isIdle()).toBe(false);
     lease.release();
     expect(concurrency.availablePermits).toBe(1);
+    expect(chain.isIdle()).toBe(false); // the window still counts the call
     time.advance(100);
     expect(state(chain.acquire(ctx())).value).toBe('rejected:900');
     expect(concurrency.availablePermits).toBe(1);

@@ -1,9 +1,10 @@
-import { describe, expect, it } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
 import {
   ConcurrencyLimiter,
   createRateLimiter,
   DEFAULT_RATE_LIMIT,
   FixedWindowRateLimiter,
+  OptionsValidator,
   ResilienceContext,
   ResiliencePipelineBuilder,
   ResiliencePipelineRegistry,
@@ -27,6 +28,7 @@ describe('rate limiter options', () => {
       { kind: 'sliding-window', permitLimit: 1, window: 1, segmentsPerWindow: 1_000 },
       { kind: 'concurrency', permitLimit: 1 },
       { kind: 'token-bucket', tokenLimit: 1, replenishmentPeriod: 1, distributed: true },
+      { kind: 'sliding-window', permitLimit: 1, window: 1, distributed: true },
       { kind: 'sliding-window', permitLimit: 1, window: 1, distributed: false },
       { limits: [{ kind: 'concurrency', permitLimit: 2, queueLimit: 1 }] },
       { limiter: fakeLimiter, name: 'mine', onRejected: () => undefined, partitionKey: () => 'k' },
@@ -248,7 +250,7 @@ describe('the limiter the options make', () => {
     const mine = {
       acquire: (c: ResilienceContext) => (acquired.push('mine'), own.acquire(c)),
       isIdle: () => own.isIdle(),
-      dispose: () => own.dispose(),
+      dispose: jest.fn(() => own.dispose()),
     };
     const rejected: (number | undefined)[] = [];
     const registry = new ResiliencePipelineRegistry({
@@ -274,6 +276,23 @@ describe('the limiter the options make', () => {
       .catch((e: unknown) => e);
     expect(error).toMatchObject({ name: 'RateLimiterRejectedError', source: { strategyName: 'per-window' } });
     expect(rejected).toHaveLength(1);
+    await registry.dispose();
+    expect(mine.dispose).not.toHaveBeenCalled(); // it is the user's to dispose
+  });
+
+  it('in configuration applied without a pipeline to share with, a limit section has a limiter of its own', async () => {
+    const registry = new ResiliencePipelineRegistry();
+    const methods = [1, 2].map(() => {
+      const builder = registry.createBuilder<unknown>('Orders.list');
+      const issues = new OptionsValidator('Orders.list');
+      registry.applyConfig(builder, { rateLimiter: { kind: 'fixed-window', permitLimit: 1, window: 60_000 } }, issues);
+      expect(issues.isValid).toBe(true);
+      return builder.build();
+    });
+    // One permit each: the second method is admitted although the first used its own.
+    await expect(methods[0].execute(() => 'first')).resolves.toBe('first');
+    await expect(methods[1].execute(() => 'second')).resolves.toBe('second');
+    await expect(methods[0].execute(() => 'again')).rejects.toMatchObject({ name: 'RateLimiterRejectedError' });
     await registry.dispose();
   });
 

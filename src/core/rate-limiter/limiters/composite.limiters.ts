@@ -11,13 +11,15 @@ import { rejectedLease, type RateLimiter, type RateLimitLease } from '../rate-li
  */
 export class PartitionedRateLimiter implements RateLimiter {
   private readonly partitions = new Map<string, RateLimiter>();
-  private acquisitions = 0;
+  private untilSweep: number;
 
   constructor(
     private readonly partitionKey: (context: ResilienceContext) => string,
     private readonly create: (key: string) => RateLimiter,
     private readonly sweepEvery = 1_024,
-  ) {}
+  ) {
+    this.untilSweep = sweepEvery;
+  }
 
   /** Partitions alive now. */
   get partitionCount(): number {
@@ -29,7 +31,10 @@ export class PartitionedRateLimiter implements RateLimiter {
     const key = this.partitionKey(context);
     let limiter = this.partitions.get(key);
     if (!limiter) this.partitions.set(key, (limiter = this.create(key)));
-    if (++this.acquisitions % this.sweepEvery === 0) this.sweep(limiter);
+    if (--this.untilSweep === 0) {
+      this.untilSweep = this.sweepEvery;
+      this.sweep(limiter);
+    }
     return limiter.acquire(context);
   }
 

@@ -34,7 +34,8 @@ export abstract class ReplenishingLimiter implements RateLimiter {
       const waiting = new Promise<RateLimitLease>((resolve, reject) =>
         this.queue.enqueue(context, () => resolve(TIME_BASED_LEASE), reject),
       );
-      this.schedule(now);
+      // Nobody queued when the caller was cancelled already: no timer then.
+      if (this.queue.length > 0) this.schedule(now);
       return waiting;
     }
     return rejectedLease(Math.max(0, this.retryAfter(now, this.queue.length)));

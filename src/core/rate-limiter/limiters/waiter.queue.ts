@@ -4,7 +4,7 @@ import type { ResilienceContext } from '../../context/resilience.context.js';
 export interface QueueEntry {
   /** Called with the permit when the caller's turn comes. */
   grant(): void;
-  /** Called if the caller's context is cancelled while it waits. */
+  /** Called if the caller's context is cancelled while it waits, or the limiter is disposed; a second call does nothing. */
   cancel(reason: unknown): void;
   /** Set by the queue: removes the abort listener. */
   detach?: () => void;
@@ -43,15 +43,18 @@ export class WaiterQueue {
     this.add(context, new CallbackEntry(grant, cancel));
   }
 
-  /** Queues an entry that is its own grant and cancel. */
+  /** Queues an entry that is its own grant and cancel; a caller cancelled already is cancelled at once. */
   add(context: ResilienceContext, waiter: QueueEntry): void {
-    if (context._scope.canAbort) {
+    const scope = context._scope;
+    // A context that can never be cancelled gets no signal (reading one would allocate it) and no listener.
+    if (scope.canAbort) {
+      if (scope.aborted) return waiter.cancel(scope.reason);
       const signal = context.signal;
       // Removed (`detach`) as soon as the waiter is served or cancelled otherwise, so it runs at most once.
       const onAbort = (): void => {
         waiter.cancelled = true;
         this.live--;
-        waiter.cancel(context._scope.reason);
+        waiter.cancel(scope.reason);
       };
       signal.addEventListener('abort', onAbort, { once: true });
       waiter.detach = () => signal.removeEventListener('abort', onAbort);
@@ -62,14 +65,16 @@ export class WaiterQueue {
 
   /** Hands a permit to the next caller still waiting; false when nobody waits. */
   grantNext(): boolean {
+    // Every slot from `head` on holds an entry; the slots before it were served and emptied.
     while (this.head < this.items.length) {
-      const waiter = this.items[this.head];
+      const waiter = this.items[this.head]!;
       this.items[this.head++] = undefined;
+      // Stryker disable next-line ConditionalExpression,LogicalOperator,EqualityOperator,ArithmeticOperator,BlockStatement: equivalent — dropping the served slots only bounds the array's memory (once they are 1,024 and half of it); who is served, and in what order, is the same without it
       if (this.head >= 1_024 && this.head * 2 >= this.items.length) {
         this.items = this.items.slice(this.head);
         this.head = 0;
       }
-      if (waiter && !waiter.cancelled) {
+      if (!waiter.cancelled) {
         this.live--;
         waiter.detach?.();
         waiter.grant();
@@ -79,18 +84,18 @@ export class WaiterQueue {
     return false;
   }
 
-  /** Cancels every waiting caller with `reason`. */
+  /** Cancels every waiting caller with `reason`, oldest first. */
   cancelAll(reason: unknown): void {
-    const items = this.items.slice(this.head);
+    const { items, head } = this;
     this.items = [];
     this.head = 0;
     this.live = 0;
-    for (const waiter of items) {
-      if (waiter && !waiter.cancelled) {
-        waiter.cancelled = true;
-        waiter.detach?.();
-        waiter.cancel(reason);
-      }
+    for (let i = head; i < items.length; i++) {
+      const waiter = items[i]!;
+      // A waiter that left was cancelled with its own reason: its listener is gone and its promise is
+      // settled, so cancelling it again changes nothing.
+      waiter.detach?.();
+      waiter.cancel(reason);
     }
   }
 }
