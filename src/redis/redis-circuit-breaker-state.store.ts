@@ -146,7 +146,8 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
 
   acquire(key: string, policy: CircuitPolicy, now: number): CircuitAcquireResult | Promise<CircuitAcquireResult> {
     const cached = this.closedUntil.get(key); // only ever filled with a localCacheTtl
-    if (cached && now < cached.until) return { state: 'closed', permit: { generation: cached.generation, probe: false } };
+    if (cached && now < cached.until)
+      return { state: 'closed', permit: { generation: cached.generation, probe: false } };
     return this.run(
       key,
       policy,
@@ -161,7 +162,8 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
           number | null,
           number | null,
         ];
-        if (state === 'closed' && this.cacheTtl > 0) this.closedUntil.set(key, { until: now + this.cacheTtl, generation });
+        if (state === 'closed' && this.cacheTtl > 0)
+          this.closedUntil.set(key, { until: now + this.cacheTtl, generation });
         else this.closedUntil.delete(key);
         return {
           state,
@@ -353,7 +355,13 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
     );
   }
 
-  private call(key: string, policy: CircuitPolicy, now: number, op: string, ...args: (string | number)[]): Promise<ScriptReply> {
+  private call(
+    key: string,
+    policy: CircuitPolicy,
+    now: number,
+    op: string,
+    ...args: (string | number)[]
+  ): Promise<ScriptReply> {
     return this.send(key, policy, now, op, this.pending.take(key), ...args);
   }
 
@@ -397,8 +405,15 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
 
   private localAcquire(key: string, policy: CircuitPolicy, now: number): CircuitAcquireResult {
     switch (this.outageMode) {
-      case 'allow':
-        return { state: 'closed', permit: { generation: -1, probe: false, origin: 'local' } as LocalPermit };
+      case 'allow': {
+        const permit: LocalPermit = {
+          generation: -1,
+          probe: false,
+          // Stryker disable next-line StringLiteral: equivalent — generation -1 matches no circuit, here or in Redis: an untagged permit's outcomes would be dropped all the same
+          origin: 'local',
+        };
+        return { state: 'closed', permit };
+      }
       case 'reject':
         return { state: 'open', retryAfter: this.availability.retryAfter(now) };
       case 'local': {
@@ -430,7 +445,7 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
       [...this.touchedLocally].map(([key, policy]) => {
         const snapshot = this.local.exportSnapshot(key, policy);
         const opened = snapshot.state === 'open' || snapshot.state === 'isolated';
-        return opened ? this.importSnapshot(key, policy, snapshot) : undefined;
+        return opened ? this.importSnapshot(key, policy, snapshot) : Promise.resolve();
       }),
     );
   }

@@ -2,7 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import type { Redis } from 'ioredis';
 import { toCircuitPolicy } from '../../src/core/circuit-breaker/circuit-breaker.strategy.js';
-import { InMemoryCircuitBreakerStateStore, type CircuitPermit, type CircuitPolicy, type CircuitSnapshot } from '../../src/core/index.js';
+import {
+  InMemoryCircuitBreakerStateStore,
+  type CircuitPermit,
+  type CircuitPolicy,
+  type CircuitSnapshot,
+} from '../../src/core/index.js';
 import { RedisCircuitBreakerStateStore } from '../../src/redis/index.js';
 import { commandArb, configArb, runScenario } from '../contracts/circuit-breaker.contract.js';
 import { FakeTimeProvider } from '../../src/testing/index.js';
@@ -110,7 +115,10 @@ describe('Redis circuit-breaker state store', () => {
                 let answers: [unknown, unknown] | undefined;
                 switch (command.type) {
                   case 'acquire': {
-                    const [inRedis, inMemory] = [await redis.acquire(key, policy, now), memory.acquire(key, policy, now)];
+                    const [inRedis, inMemory] = [
+                      await redis.acquire(key, policy, now),
+                      memory.acquire(key, policy, now),
+                    ];
                     if (inRedis.permit && inMemory.permit) held.push([inRedis.permit, inMemory.permit]);
                     answers = [inRedis, inMemory];
                     break;
@@ -417,6 +425,33 @@ describe('Redis circuit-breaker state store', () => {
     expect(stale).toEqual({ state: 'closed', permit: expect.objectContaining({ probe: false }) }); // from memory, synchronously
     const fresh = await cached.acquire('k', policy, 10_500);
     expect(fresh.state).toBe('open');
+  });
+
+  it('serves from its cache only a circuit it saw closed: one it saw open is asked about again', async () => {
+    const policy = toCircuitPolicy({ kind: 'consecutive', failureThreshold: 1, breakDuration: 60_000 });
+    const prefix = uniquePrefix('cache-open');
+    const cached = new RedisCircuitBreakerStateStore({
+      client: clients[0],
+      keyPrefix: prefix,
+      localCacheTtl: 60_000,
+      operationTimeout: SLACK,
+    });
+    const other = new RedisCircuitBreakerStateStore({ client: clients[0], keyPrefix: prefix, operationTimeout: SLACK });
+    const { permit } = await other.acquire('k', policy, 10_000);
+    await other.record('k', policy, permit!, 'failure', 10_000);
+    expect(await cached.acquire('k', policy, 10_100)).toMatchObject({ state: 'open', retryAfter: 59_900 });
+    expect(await cached.acquire('k', policy, 10_200)).toMatchObject({ state: 'open', retryAfter: 59_800 });
+  });
+
+  it('without localCacheTtl asks Redis on every acquire, also when the clock steps back', async () => {
+    const policy = toCircuitPolicy({ kind: 'consecutive', failureThreshold: 1, breakDuration: 60_000 });
+    const prefix = uniquePrefix('no-cache');
+    const store = new RedisCircuitBreakerStateStore({ client: clients[0], keyPrefix: prefix, operationTimeout: SLACK });
+    const other = new RedisCircuitBreakerStateStore({ client: clients[0], keyPrefix: prefix, operationTimeout: SLACK });
+    expect((await store.acquire('k', policy, 10_000)).state).toBe('closed');
+    const { permit } = await other.acquire('k', policy, 9_000);
+    await other.record('k', policy, permit!, 'failure', 9_000);
+    expect(await store.acquire('k', policy, 9_999)).toMatchObject({ state: 'open', retryAfter: 59_001 });
   });
 
   it.each([
