@@ -64,13 +64,15 @@ export interface RedisCircuitBreakerStateStoreOptions {
 
 /**
  * What the script answers: the transition it made (from, to, reason, break, health throughput and
- * failures, halfOpenAttempts; `null` where there is none), the state and generation, then the op's own
- * values. `export` answers the circuit's fields instead.
+ * failures; `null` where there is none) and the circuit's halfOpenAttempts, then its state and generation,
+ * then the op's own values. `export` answers the circuit's fields instead.
  */
 type ScriptReply = (string | number | null)[];
 
-/** Where the op's own values begin in a script's reply. */
-const OWN_VALUES = 9;
+/** Positions in a script's reply. */
+const HALF_OPEN_ATTEMPTS = 6;
+const STATE = 7;
+const GENERATION = 8;
 
 /** A permit handed out by the local fallback during an outage. */
 interface LocalPermit extends CircuitPermit {
@@ -154,7 +156,7 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
       now,
       'acquire',
       (reply, transition) => {
-        const [state, generation, admitted, probe, retryAfter, verdictDueAt] = reply.slice(OWN_VALUES - 2) as [
+        const [state, generation, admitted, probe, retryAfter, verdictDueAt] = reply.slice(STATE) as [
           CircuitState,
           number,
           number,
@@ -344,12 +346,12 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
     const generated = policy.breakDurationGenerator!({
       failureCount: failures,
       failureRatio,
-      halfOpenAttempts: reply[6] as number,
+      halfOpenAttempts: reply[HALF_OPEN_ATTEMPTS] as number,
     });
     if (typeof generated !== 'number' || !(generated >= 0)) return;
     const duration = Math.min(generated, MAX_TIMER_DELAY);
     (t as { breakDuration?: number }).breakDuration = duration;
-    const generation = reply[OWN_VALUES - 1] as number;
+    const generation = reply[GENERATION] as number;
     await this.send(key, policy, this.time.now(), 'setBreak', undefined, generation, Math.round(duration)).catch(
       () => undefined,
     );
