@@ -55,13 +55,12 @@ export class RedisAvailability {
     this.options.onChange?.(false, error);
   }
 
-  /** Records an answer; true when it ends an outage. */
-  answered(): boolean {
-    if (!this.down) return false;
+  /** Records an answer; the one that ends an outage is logged and reported. */
+  answered(): void {
+    if (!this.down) return;
     this.down = false;
     const logger = this.options.logger;
     (logger.log ?? logger.warn).call(logger, `${this.options.what} is back.`);
     this.options.onChange?.(true);
-    return true;
   }
 }

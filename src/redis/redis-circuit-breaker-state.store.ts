@@ -62,13 +62,21 @@ export interface RedisCircuitBreakerStateStoreOptions {
   timeProvider?: TimeProvider;
 }
 
+/**
+ * What the script answers: the transition it made (from, to, reason, break, health throughput and
+ * failures; `null` where there is none) and the circuit's halfOpenAttempts, then its state and generation,
+ * then the op's own values. `export` answers the circuit's fields instead.
+ */
 type ScriptReply = (string | number | null)[];
 
-const LOCAL = 'local';
+/** Positions in a script's reply. */
+const HALF_OPEN_ATTEMPTS = 6;
+const STATE = 7;
+const GENERATION = 8;
 
 /** A permit handed out by the local fallback during an outage. */
 interface LocalPermit extends CircuitPermit {
-  readonly origin: typeof LOCAL;
+  readonly origin: 'local';
 }
 
 /**
@@ -139,29 +147,32 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
   }
 
   acquire(key: string, policy: CircuitPolicy, now: number): CircuitAcquireResult | Promise<CircuitAcquireResult> {
-    if (this.cacheTtl > 0) {
-      const cached = this.closedUntil.get(key);
-      if (cached && now < cached.until)
-        return { state: 'closed', permit: { generation: cached.generation, probe: false } };
-    }
+    const cached = this.closedUntil.get(key); // only ever filled with a localCacheTtl
+    if (cached && now < cached.until)
+      return { state: 'closed', permit: { generation: cached.generation, probe: false } };
     return this.run(
       key,
       policy,
       now,
       'acquire',
-      [],
-      (reply) => {
-        const [admitted, state, generation, probe, retryAfter, verdictDueAt] = reply;
-        const transition = toTransition(reply, 6);
-        const st = state as CircuitState;
-        if (st === 'closed' && this.cacheTtl > 0)
-          this.closedUntil.set(key, { until: now + this.cacheTtl, generation: Number(generation) });
+      (reply, transition) => {
+        const [state, generation, admitted, probe, retryAfter, verdictDueAt] = reply.slice(STATE) as [
+          CircuitState,
+          number,
+          number,
+          number,
+          number | null,
+          number | null,
+        ];
+        if (state === 'closed' && this.cacheTtl > 0)
+          this.closedUntil.set(key, { until: now + this.cacheTtl, generation });
         else this.closedUntil.delete(key);
         return {
-          state: st,
-          permit: admitted === 1 ? { generation: Number(generation), probe: probe === 1 } : undefined,
-          retryAfter: Number(retryAfter) >= 0 ? Number(retryAfter) : undefined,
-          verdictDueAt: Number(verdictDueAt) >= 0 ? Number(verdictDueAt) : undefined,
+          state,
+          permit: admitted === 1 ? { generation, probe: probe === 1 } : undefined,
+          // An opening (a half-open wait ran out) refuses for its break, a generated one included.
+          retryAfter: transition?.breakDuration ?? retryAfter ?? undefined,
+          verdictDueAt: verdictDueAt ?? undefined,
           transition,
         };
       },
@@ -176,7 +187,7 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
     result: CircuitCallResult,
     now: number,
   ): CircuitTransition | undefined | Promise<CircuitTransition | undefined> {
-    if ((permit as LocalPermit).origin === LOCAL) return this.local.record(key, policy, permit, result, now);
+    if ((permit as LocalPermit).origin === 'local') return this.local.record(key, policy, permit, result, now);
     if (result === 'success' && !permit.probe) {
       // Closed-path successes never change the state: send them with the next call.
       this.pending.add(key, policy, permit.generation, now);
@@ -188,9 +199,11 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
       policy,
       now,
       'record',
-      [permit.generation, permit.probe ? '1' : '0', result],
-      (reply) => toTransition(reply, 2),
+      (_, transition) => transition,
       () => undefined,
+      permit.generation,
+      Number(permit.probe),
+      result,
     );
   }
 
@@ -203,7 +216,7 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
   }
 
   async exportSnapshot(key: string, policy: CircuitPolicy): Promise<CircuitSnapshot> {
-    const reply = await this.call(key, policy, this.time.now(), 'export', []);
+    const reply = await this.call(key, policy, this.time.now(), 'export');
     const [state, gen, bu, lbd, hos, hoa, pi, ps, lta, cf, w, ring] = reply;
     return {
       version: 1,
@@ -216,7 +229,7 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
       probesIssued: Number(pi),
       probesSucceeded: Number(ps),
       lastTransitionAt: Number(lta),
-      metrics: toMetrics(policy, Number(cf), String(w ?? ''), String(ring ?? '')),
+      metrics: toMetrics(policy, Number(cf), String(w), String(ring)),
     };
   }
 
@@ -229,7 +242,11 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
         : m.kind === 'count-window'
           ? m.outcomes
           : m.windows.map(([s, ok, f]) => `${s}:${ok}:${f}`).join('|');
-    await this.call(key, policy, this.time.now(), 'import', [
+    await this.call(
+      key,
+      policy,
+      this.time.now(),
+      'import',
       snapshot.state,
       snapshot.generation,
       snapshot.blockedUntil,
@@ -238,7 +255,7 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
       snapshot.halfOpenAttempts,
       snapshot.lastTransitionAt,
       payload,
-    ]);
+    );
   }
 
   /** Sends the successes still waiting, and stops the flush timer. Call before closing the client. */
@@ -250,7 +267,7 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
     const now = this.time.now();
     await Promise.all(
       batches.map(({ key, policy, payload }) =>
-        afterWriteBack(this.send(key, policy, now, 'export', [], payload), writtenBack).then(
+        afterWriteBack(this.send(key, policy, now, 'export', payload), writtenBack).then(
           () => this.answered(),
           (error: unknown) => this.failed(error),
         ),
@@ -269,7 +286,7 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
     local: () => CircuitTransition | undefined,
   ): Promise<CircuitTransition | undefined> {
     this.closedUntil.delete(key);
-    return Promise.resolve(this.run(key, policy, now, op, [], (reply) => toTransition(reply, 2), local));
+    return Promise.resolve(this.run(key, policy, now, op, (_, transition) => transition, local));
   }
 
   /**
@@ -281,24 +298,21 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
     policy: CircuitPolicy,
     now: number,
     op: string,
-    args: (string | number)[],
-    parse: (reply: ScriptReply) => R,
+    parse: (reply: ScriptReply, transition: CircuitTransition | undefined) => R,
     fallback: () => R,
+    ...args: (string | number)[]
   ): R | Promise<R> {
     if (this.availability.skip) return fallback();
     const writtenBack = this.writeBackIfRecovering();
     const pending = this.pending.take(key);
-    return afterWriteBack(this.send(key, policy, now, op, args, pending), writtenBack).then(
+    return afterWriteBack(this.send(key, policy, now, op, pending, ...args), writtenBack).then(
       async (reply): Promise<R> => {
         this.answered();
-        const parsed = parse(reply);
-        const transition = transitionOf(parsed);
+        const transition = toTransition(reply);
         if (transition?.to === 'open' && policy.breakDurationGenerator) {
           await this.applyGeneratedBreak(key, policy, reply, transition);
-          // The call that opened it (a half-open wait ran out) waits the generated break too.
-          if (op === 'acquire') (parsed as { retryAfter?: number }).retryAfter = transition.breakDuration;
         }
-        return parsed;
+        return parse(reply, transition);
       },
       (error: unknown) => {
         this.failed(error);
@@ -308,11 +322,10 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
   }
 
   private answered(): void {
-    // Back after an outage: the circuits kept here follow Redis again.
-    if (this.availability.answered()) {
-      for (const key of this.touchedLocally.keys()) this.local.delete(key);
-      this.touchedLocally.clear();
-    }
+    this.availability.answered();
+    // Redis answers: the circuits kept here during an outage (if any) follow it again.
+    for (const key of this.touchedLocally.keys()) this.local.delete(key);
+    this.touchedLocally.clear();
   }
 
   private failed(error: unknown): void {
@@ -328,18 +341,18 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
     reply: ScriptReply,
     t: CircuitTransition,
   ): Promise<void> {
-    // An acquire's reply starts with `admitted` (a number), the others' with the state.
-    const acquired = typeof reply[0] === 'number';
-    const generation = Number(reply[acquired ? 2 : 1]);
+    // An opening always carries the health that tripped it.
+    const { failures, failureRatio } = t.health!;
     const generated = policy.breakDurationGenerator!({
-      failureCount: t.health?.failures ?? 0,
-      failureRatio: t.health?.failureRatio ?? 0,
-      halfOpenAttempts: Number(reply[(acquired ? 6 : 2) + 6]),
+      failureCount: failures,
+      failureRatio,
+      halfOpenAttempts: reply[HALF_OPEN_ATTEMPTS] as number,
     });
     if (typeof generated !== 'number' || !(generated >= 0)) return;
     const duration = Math.min(generated, MAX_TIMER_DELAY);
     (t as { breakDuration?: number }).breakDuration = duration;
-    await this.send(key, policy, this.time.now(), 'setBreak', [generation, Math.round(duration)]).catch(
+    const generation = reply[GENERATION] as number;
+    await this.send(key, policy, this.time.now(), 'setBreak', undefined, generation, Math.round(duration)).catch(
       () => undefined,
     );
   }
@@ -349,9 +362,9 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
     policy: CircuitPolicy,
     now: number,
     op: string,
-    args: (string | number)[],
+    ...args: (string | number)[]
   ): Promise<ScriptReply> {
-    return this.send(key, policy, now, op, args, this.pending.take(key));
+    return this.send(key, policy, now, op, this.pending.take(key), ...args);
   }
 
   /** One script call, raced against the operation timeout. */
@@ -360,14 +373,14 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
     policy: CircuitPolicy,
     now: number,
     op: string,
-    args: (string | number)[],
-    pending?: SuccessPayload,
+    pending: SuccessPayload | undefined,
+    ...args: (string | number)[]
   ): Promise<ScriptReply> {
-    const ttl = Math.max(
-      60_000,
-      2 * (policy.kind === 'time-window' || policy.kind === 'slow-call' ? policy.samplingDuration : 0),
-      2 * policy.breakDuration + policy.maxHalfOpenWait,
-    );
+    // Twice the sampling duration counts for the kinds with a time window only; the others carry the
+    // default 30 s, which the minute covers.
+    const ttl = Math.max(60_000, 2 * policy.samplingDuration, 2 * policy.breakDuration + policy.maxHalfOpenWait);
+    // Stryker disable next-line ObjectLiteral,UnaryOperator,StringLiteral: equivalent — without waiting successes the script reads neither value: it applies groups only of a matching generation, and -1 matches none
+    const { generation, groups } = pending ?? { generation: -1, groups: '' };
     const command = (
       this.client as unknown as { nestResilienceCircuit: (...a: unknown[]) => Promise<ScriptReply> }
     ).nestResilienceCircuit(
@@ -385,8 +398,8 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
       policy.successThresholdInHalfOpen,
       policy.maxHalfOpenWait,
       ttl,
-      pending?.generation ?? -1,
-      pending?.groups ?? '',
+      generation,
+      groups,
       ...args,
     );
     return withTimeout(command, this.operationTimeout);
@@ -394,15 +407,18 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
 
   private localAcquire(key: string, policy: CircuitPolicy, now: number): CircuitAcquireResult {
     switch (this.outageMode) {
-      case 'allow':
-        return { state: 'closed', permit: { generation: -1, probe: false, origin: LOCAL } as LocalPermit };
+      case 'allow': {
+        // Stryker disable next-line ObjectLiteral,UnaryOperator,BooleanLiteral,StringLiteral: equivalent — an inert permit: its generation (-1) matches no circuit, here or in Redis, so whatever it says, its outcome is dropped (the caller's outcome stands either way)
+        const permit: LocalPermit = { generation: -1, probe: false, origin: 'local' };
+        return { state: 'closed', permit };
+      }
       case 'reject':
         return { state: 'open', retryAfter: this.availability.retryAfter(now) };
       case 'local': {
         this.touchedLocally.set(key, policy);
         const decision = this.local.acquire(key, policy, now);
         return decision.permit
-          ? { ...decision, permit: { ...decision.permit, origin: LOCAL } as LocalPermit }
+          ? { ...decision, permit: { ...decision.permit, origin: 'local' } as LocalPermit }
           : decision;
       }
     }
@@ -416,20 +432,20 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
    * as answered only with theirs, within the same time budget. Until then the local circuits are kept.
    */
   private writeBackIfRecovering(): Promise<void> | undefined {
+    // Stryker disable next-line ConditionalExpression: equivalent — while Redis is not degraded nothing is kept here (the local circuits are dropped whenever it answers): the write-back would send nothing
     if (!this.availability.isDegraded) return undefined;
     this.recovering ??= this.writeBackOpenings().finally(() => (this.recovering = undefined));
     return this.recovering;
   }
 
   private async writeBackOpenings(): Promise<void> {
-    const imports: Promise<void>[] = [];
-    for (const [key, policy] of this.touchedLocally) {
-      const snapshot = this.local.exportSnapshot(key, policy);
-      if (snapshot.state === 'open' || snapshot.state === 'isolated') {
-        imports.push(this.importSnapshot(key, policy, snapshot));
-      }
-    }
-    await Promise.all(imports);
+    await Promise.all(
+      [...this.touchedLocally].map(([key, policy]) => {
+        const snapshot = this.local.exportSnapshot(key, policy);
+        const opened = snapshot.state === 'open' || snapshot.state === 'isolated';
+        return opened ? this.importSnapshot(key, policy, snapshot) : Promise.resolve();
+      }),
+    );
   }
 }
 
@@ -438,27 +454,25 @@ function afterWriteBack(sent: Promise<ScriptReply>, writtenBack: Promise<void> |
   return writtenBack ? Promise.all([sent, writtenBack]).then(([reply]) => reply) : sent;
 }
 
-function transitionOf(parsed: unknown): CircuitTransition | undefined {
-  if (!parsed || typeof parsed !== 'object') return undefined;
-  if ('to' in parsed) return parsed as CircuitTransition;
-  return (parsed as { transition?: CircuitTransition }).transition;
-}
-
-function toTransition(reply: ScriptReply, at: number): CircuitTransition | undefined {
-  const from = reply[at];
-  if (!from) return undefined;
-  const breakDuration = Number(reply[at + 3]);
-  const throughput = Number(reply[at + 4]);
-  const failures = Number(reply[at + 5]);
+function toTransition(reply: ScriptReply): CircuitTransition | undefined {
+  const [from, to, reason, breakDuration, throughput, failures] = reply as [
+    CircuitState | null,
+    CircuitState,
+    CircuitTransitionReason,
+    number | null,
+    number | null,
+    number,
+  ];
+  if (from === null) return undefined;
   return {
-    from: from as CircuitState,
-    to: reply[at + 1] as CircuitState,
-    reason: reply[at + 2] as CircuitTransitionReason,
-    breakDuration: breakDuration >= 0 ? breakDuration : undefined,
+    from,
+    to,
+    reason,
+    breakDuration: breakDuration ?? undefined,
     health:
-      throughput >= 0
-        ? { throughput, failures, failureRatio: throughput === 0 ? 0 : failures / throughput }
-        : undefined,
+      throughput === null
+        ? undefined
+        : { throughput, failures, failureRatio: throughput === 0 ? 0 : failures / throughput },
   };
 }
 

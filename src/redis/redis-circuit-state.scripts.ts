@@ -16,9 +16,10 @@
  * failures, ft their times ("t,t,…"), ls the time of the last success that ended a run, w time-window
  * buckets ("start:successes:failures|…"), rg/rt the count window (flags, fixed-width times).
  *
- * Reply: the op's own values (`acquire`: admitted, state, generation, probe, retryAfter, verdictDueAt;
- * `export`: the fields; the others: state, generation), then the transition it made, if any: from, to,
- * reason, break, health throughput and failures, and halfOpenAttempts (what a break generator receives).
+ * Reply (`export`: the fields): the transition the op made — from, to, reason, break, health throughput
+ * and failures (false, i.e. nil, where there is none), and halfOpenAttempts (what a break generator
+ * receives) — then the state and generation, then the op's own values (`acquire`: admitted, probe,
+ * retryAfter, verdictDueAt, false where there is none).
  *
  * @internal
  */
@@ -187,7 +188,7 @@ local function resetMetrics()
 end
 
 -- transitions -----------------------------------------------------------------------------------------
-local tFrom, tTo, tReason, tBreak, hT, hF = '', '', '', -1, -1, -1
+local tFrom, tTo, tReason, tBreak, hT, hF = false, false, false, false, false, false
 local function moveTo(to, reason)
   tFrom, tTo, tReason = state, to, reason
   state = to; gen = gen + 1; lta = now; changed = true
@@ -209,9 +210,9 @@ if pending ~= '' and pendingGen == gen and state == 'closed' then
   for t, c in string.gmatch(pending, '(%d+):(%d+)') do measure(false, tonumber(c), tonumber(t)) end
 end
 
-local result
+local result = {}
 if op == 'acquire' then
-  local admitted, probe, retryAfter, verdictDueAt = 0, 0, -1, -1
+  local admitted, probe, retryAfter, verdictDueAt = 0, 0, false, false
   if state == 'closed' then
     admitted = 1
   elseif state == 'open' then
@@ -230,7 +231,7 @@ if op == 'acquire' then
       retryAfter = math.max(1, lbd); verdictDueAt = hos + maxHalfOpenWait
     end
   end
-  result = { admitted, state, gen, probe, retryAfter, verdictDueAt }
+  result = { admitted, probe, retryAfter, verdictDueAt }
 elseif op == 'record' then
   local permitGen, isProbe, outcome = tonumber(ARGV[16]), ARGV[17] == '1', ARGV[18]
   if permitGen == gen then
@@ -246,21 +247,16 @@ elseif op == 'record' then
       if outcome == 'failure' and shouldBreak() then open('failure-threshold') end
     end
   end
-  result = { state, gen }
 elseif op == 'setBreak' then
   if tonumber(ARGV[16]) == gen and state == 'open' then
     bu = lta + tonumber(ARGV[17]); lbd = tonumber(ARGV[17]); changed = true
   end
-  result = { state, gen }
 elseif op == 'isolate' then
   if state ~= 'isolated' then moveTo('isolated', 'manual-isolate') end
-  result = { state, gen }
 elseif op == 'close' then
   close('manual-close')
-  result = { state, gen }
 elseif op == 'export' then
   health()
-  result = { state, gen }
 elseif op == 'import' then
   -- ARGV[16..]: state, generation, blockedUntil, lastBreakDuration, halfOpenSince, halfOpenAttempts,
   -- lastTransitionAt, metric payload (consecutive count, buckets, or ring as "0101…")
@@ -282,7 +278,6 @@ elseif op == 'import' then
     w = ARGV[23] or ''
   end
   changed = true
-  result = { state, gen }
 end
 
 if changed then
@@ -298,6 +293,7 @@ if op == 'export' then
   if kind == 'count-window' then ringValues = rg end
   return { state, gen, bu, lbd, hos, hoa, pi, ps, lta, cf, w, ringValues }
 end
-for _, v in ipairs({ tFrom, tTo, tReason, tBreak, hT, hF, hoa }) do result[#result + 1] = v end
-return result
+local reply = { tFrom, tTo, tReason, tBreak, hT, hF, hoa, state, gen }
+for i = 1, #result do reply[#reply + 1] = result[i] end
+return reply
 `;

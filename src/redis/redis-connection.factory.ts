@@ -120,6 +120,7 @@ export function openRedisConnection(options: RedisConnectionOptions): RedisConne
     const client = options.client;
     return {
       client,
+      // Stryker disable next-line StringLiteral: equivalent — a given client's connect() never fails, so its topology never reaches the log line that names it
       topology: 'client',
       // Stryker disable next-line ArrowFunction: equivalent — awaiting undefined is awaiting a resolved promise
       connect: () => Promise.resolve(undefined),
@@ -165,7 +166,8 @@ export function openRedisConnection(options: RedisConnectionOptions): RedisConne
       sentinelPassword: options.sentinelPassword,
       db: options.db,
       tls: options.tls ? {} : undefined,
-      enableTLSForSentinelMode: options.tls === true,
+      // TLS to the primary the Sentinels announce, when `tls` is set (ioredis applies it only then).
+      enableTLSForSentinelMode: true,
       // Follow a promotion as soon as the Sentinels announce it.
       failoverDetector: true,
       sentinelRetryStrategy: reconnect,
@@ -200,6 +202,7 @@ export function openRedisConnection(options: RedisConnectionOptions): RedisConne
         client.connect().then(() => settle(undefined), settle);
       }),
     close: async (grace) => {
+      // Stryker disable next-line ConditionalExpression: equivalent as "true" — without an offline queue a client that is not ready refuses quit() at once, and disconnect() follows either way
       if (client.status === 'ready') await withTimeout(client.quit(), grace).catch(() => undefined);
       client.disconnect(); // also stops reconnecting
     },
@@ -209,13 +212,13 @@ export function openRedisConnection(options: RedisConnectionOptions): RedisConne
 function parseNode(node: unknown): RedisNodeAddress | undefined {
   if (typeof node === 'string') {
     const match = /^(.+):(\d{1,5})$/.exec(node.trim());
-    return match ? parseNode({ host: match[1].replace(/^\[(.*)\]$/, '$1'), port: Number(match[2]) }) : undefined;
+    return match ? parseNode({ host: match[1], port: Number(match[2]) }) : undefined;
   }
-  if (node && typeof node === 'object') {
-    const { host, port } = node as Partial<RedisNodeAddress>;
-    if (typeof host === 'string' && host.length > 0 && Number.isInteger(port) && port! > 0 && port! < 65_536) {
-      return { host, port: port! };
-    }
+  const { host, port } = (node ?? {}) as Partial<RedisNodeAddress>;
+  if (typeof host === 'string' && Number.isInteger(port) && port! > 0 && port! < 65_536) {
+    // An IPv6 address may come in brackets, "[::1]"; no host has a bracket otherwise.
+    const bare = host.replace(/^\[(.*)\]$/, '$1');
+    if (bare.length > 0 && !/[[\]]/.test(bare)) return { host: bare, port: port! };
   }
   return undefined;
 }

@@ -40,7 +40,7 @@ export class SuccessBatcher {
     private readonly options: {
       readonly flushAfter: number;
       readonly time: TimeProvider;
-      /** Sends every waiting batch (the timer fired). */
+      /** Sends every waiting batch (the timer fired); taking them all (`takeAll`) ends the timer. */
       readonly flush: () => void;
     },
   ) {}
@@ -61,7 +61,7 @@ export class SuccessBatcher {
       // Same millisecond (or a clock step back), a consecutive count (only the newest success matters), or a
       // full batch: counted with the newest group, at the newest time.
       batch.counts[last]++;
-      if (at > batch.times[last]) batch.times[last] = at;
+      batch.times[last] = Math.max(batch.times[last], at);
     } else {
       batch.times.push(at);
       batch.counts.push(1);
@@ -82,10 +82,7 @@ export class SuccessBatcher {
     }
     if (!this.timing) {
       this.timing = true;
-      this.timer = this.options.time.setTimeout(() => {
-        this.timing = false;
-        this.options.flush();
-      }, this.options.flushAfter);
+      this.timer = this.options.time.setTimeout(() => this.options.flush(), this.options.flushAfter);
       (this.timer as { unref?: () => void } | undefined)?.unref?.();
     }
   }

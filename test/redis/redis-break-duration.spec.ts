@@ -122,7 +122,8 @@ describe('breakDurationGenerator with the Redis store', () => {
   });
 
   it('keeps the fixed break when the generator gives no usable duration, and caps a huge one like in memory', async () => {
-    const answers = [Number.NaN, -5, Number.POSITIVE_INFINITY, 'soon' as unknown as number];
+    // A string is no duration, not even one that reads as a number; 0 is one (no break at all).
+    const answers = [Number.NaN, -5, Number.POSITIVE_INFINITY, 'soon', '2500', 0] as unknown as number[];
     const odd = (answers: number[]) => () => answers.shift()!;
     const inMemory = await journey(
       new InMemoryCircuitBreakerStateStore(),
@@ -132,7 +133,7 @@ describe('breakDurationGenerator with the Redis store', () => {
     const keyPrefix = uniquePrefix('generator-odd');
     const time = new FakeTimeProvider(1_000_000);
     const inRedis = await journey(redisStore(keyPrefix, time), time, odd([...answers]));
-    expect(inMemory.opened.slice(0, 4)).toEqual([1_000, 1_000, 2_147_483_647, 1_000]);
+    expect(inMemory.opened).toEqual([1_000, 1_000, 2_147_483_647, 1_000, 1_000, 0, Infinity]);
     expect(inRedis).toEqual(inMemory);
   });
 });

@@ -2,7 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import type { Redis } from 'ioredis';
 import { toCircuitPolicy } from '../../src/core/circuit-breaker/circuit-breaker.strategy.js';
-import { InMemoryCircuitBreakerStateStore, type CircuitPolicy } from '../../src/core/index.js';
+import {
+  InMemoryCircuitBreakerStateStore,
+  type CircuitPermit,
+  type CircuitPolicy,
+  type CircuitSnapshot,
+} from '../../src/core/index.js';
 import { RedisCircuitBreakerStateStore } from '../../src/redis/index.js';
 import { commandArb, configArb, runScenario } from '../contracts/circuit-breaker.contract.js';
 import { FakeTimeProvider } from '../../src/testing/index.js';
@@ -51,6 +56,135 @@ describe('Redis circuit-breaker state store', () => {
         );
       });
     }
+  });
+
+  describe('answer for answer, as the in-memory store does (the store API itself)', () => {
+    type StoreCommand =
+      | { type: 'acquire' }
+      | { type: 'record'; index: number; result: 'success' | 'failure' | 'ignored' }
+      | { type: 'advance'; ms: number }
+      | { type: 'isolate' }
+      | { type: 'close' };
+    const storeCommandArb: fc.Arbitrary<StoreCommand> = fc.oneof(
+      { weight: 4, arbitrary: fc.constant({ type: 'acquire' as const }) },
+      {
+        weight: 4,
+        arbitrary: fc.record({
+          type: fc.constant('record' as const),
+          index: fc.nat(4),
+          result: fc.constantFrom('success' as const, 'failure' as const, 'failure' as const, 'ignored' as const),
+        }),
+      },
+      {
+        weight: 2,
+        arbitrary: fc.record({ type: fc.constant('advance' as const), ms: fc.constantFrom(1, 10, 49, 50, 100, 250) }),
+      },
+      { weight: 1, arbitrary: fc.constant({ type: 'isolate' as const }) },
+      { weight: 1, arbitrary: fc.constant({ type: 'close' as const }) },
+    );
+
+    for (const kind of ['consecutive', 'time-window', 'count-window'] as const) {
+      it(`gives the same decisions, transitions and snapshots for the ${kind} breaker`, async () => {
+        const keyPrefix = uniquePrefix(`answers-${kind}`);
+        let run = 0;
+        await fc.assert(
+          fc.asyncProperty(
+            configArb(kind),
+            fc.boolean(),
+            fc.array(storeCommandArb, { minLength: 1, maxLength: 40 }),
+            async ({ slowCallDuration: _, ...config }, generated, commands) => {
+              const policy = toCircuitPolicy({
+                ...config,
+                breakDurationGenerator: generated
+                  ? ({ halfOpenAttempts, failureCount }) => 30 * (halfOpenAttempts + 1) + failureCount
+                  : undefined,
+              });
+              const key = `circuit-${++run}`;
+              const time = new FakeTimeProvider(1_000_000);
+              const redis = new RedisCircuitBreakerStateStore({
+                client: clients[0],
+                keyPrefix,
+                timeProvider: time,
+                operationTimeout: SLACK,
+              });
+              const memory = new InMemoryCircuitBreakerStateStore();
+              const held: [CircuitPermit, CircuitPermit][] = [];
+              for (const [step, command] of commands.entries()) {
+                const where = `step ${step} ${JSON.stringify(command)}`;
+                const now = time.now();
+                let answers: [unknown, unknown] | undefined;
+                switch (command.type) {
+                  case 'acquire': {
+                    const [inRedis, inMemory] = [
+                      await redis.acquire(key, policy, now),
+                      memory.acquire(key, policy, now),
+                    ];
+                    if (inRedis.permit && inMemory.permit) held.push([inRedis.permit, inMemory.permit]);
+                    answers = [inRedis, inMemory];
+                    break;
+                  }
+                  case 'record': {
+                    if (held.length === 0) break;
+                    const [[inRedis, inMemory]] = held.splice(command.index % held.length, 1);
+                    answers = [
+                      await redis.record(key, policy, inRedis, command.result, now),
+                      memory.record(key, policy, inMemory, command.result, now),
+                    ];
+                    break;
+                  }
+                  case 'advance':
+                    time.advance(command.ms);
+                    break;
+                  case 'isolate':
+                    answers = [await redis.isolate(key, policy, now), memory.isolate(key, policy, now)];
+                    break;
+                  case 'close':
+                    answers = [await redis.close(key, policy, now), memory.close(key, policy, now)];
+                    break;
+                }
+                if (answers) expect({ where, answer: answers[0] }).toEqual({ where, answer: answers[1] });
+              }
+              await redis.flush();
+              // Redis drops the buckets that left the window when it exports; memory keeps them until its next call.
+              const comparable = ({ metrics, ...rest }: CircuitSnapshot) =>
+                metrics.kind === 'time-window' ? rest : { ...rest, metrics };
+              expect(comparable(await redis.exportSnapshot(key, policy))).toEqual(
+                comparable(memory.exportSnapshot(key, policy)),
+              );
+            },
+          ),
+          { numRuns: 30 },
+        );
+      });
+    }
+  });
+
+  it('refuses a call while every probe is out with the time their verdict is due, as in memory', async () => {
+    const policy = toCircuitPolicy({
+      kind: 'consecutive',
+      failureThreshold: 1,
+      breakDuration: 1_000,
+      permittedCallsInHalfOpen: 2,
+      maxHalfOpenWait: 5_000,
+    });
+    const redis = new RedisCircuitBreakerStateStore({
+      client: clients[0],
+      keyPrefix: uniquePrefix('verdict'),
+      operationTimeout: SLACK,
+    });
+    const memory = new InMemoryCircuitBreakerStateStore();
+    for (const store of [redis, memory]) {
+      const { permit } = await store.acquire('k', policy, 10_000);
+      await store.record('k', policy, permit!, 'failure', 10_000);
+    }
+    const answers = async (store: RedisCircuitBreakerStateStore | InMemoryCircuitBreakerStateStore) => [
+      await store.acquire('k', policy, 11_000), // the break is over: the first probe
+      await store.acquire('k', policy, 11_500), // the second
+      await store.acquire('k', policy, 12_000), // both are out
+    ];
+    const inRedis = await answers(redis);
+    expect(inRedis).toEqual(await answers(memory));
+    expect(inRedis[2]).toEqual({ state: 'half-open', retryAfter: 1_000, verdictDueAt: 16_000 });
   });
 
   it('hands out exactly permittedCallsInHalfOpen probes across many stores (processes) at once', async () => {
@@ -291,6 +425,33 @@ describe('Redis circuit-breaker state store', () => {
     expect(stale).toEqual({ state: 'closed', permit: expect.objectContaining({ probe: false }) }); // from memory, synchronously
     const fresh = await cached.acquire('k', policy, 10_500);
     expect(fresh.state).toBe('open');
+  });
+
+  it('serves from its cache only a circuit it saw closed: one it saw open is asked about again', async () => {
+    const policy = toCircuitPolicy({ kind: 'consecutive', failureThreshold: 1, breakDuration: 60_000 });
+    const prefix = uniquePrefix('cache-open');
+    const cached = new RedisCircuitBreakerStateStore({
+      client: clients[0],
+      keyPrefix: prefix,
+      localCacheTtl: 60_000,
+      operationTimeout: SLACK,
+    });
+    const other = new RedisCircuitBreakerStateStore({ client: clients[0], keyPrefix: prefix, operationTimeout: SLACK });
+    const { permit } = await other.acquire('k', policy, 10_000);
+    await other.record('k', policy, permit!, 'failure', 10_000);
+    expect(await cached.acquire('k', policy, 10_100)).toMatchObject({ state: 'open', retryAfter: 59_900 });
+    expect(await cached.acquire('k', policy, 10_200)).toMatchObject({ state: 'open', retryAfter: 59_800 });
+  });
+
+  it('without localCacheTtl asks Redis on every acquire, also when the clock steps back', async () => {
+    const policy = toCircuitPolicy({ kind: 'consecutive', failureThreshold: 1, breakDuration: 60_000 });
+    const prefix = uniquePrefix('no-cache');
+    const store = new RedisCircuitBreakerStateStore({ client: clients[0], keyPrefix: prefix, operationTimeout: SLACK });
+    const other = new RedisCircuitBreakerStateStore({ client: clients[0], keyPrefix: prefix, operationTimeout: SLACK });
+    expect((await store.acquire('k', policy, 10_000)).state).toBe('closed');
+    const { permit } = await other.acquire('k', policy, 9_000);
+    await other.record('k', policy, permit!, 'failure', 9_000);
+    expect(await store.acquire('k', policy, 9_999)).toMatchObject({ state: 'open', retryAfter: 59_001 });
   });
 
   it.each([

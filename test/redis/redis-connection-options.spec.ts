@@ -82,6 +82,12 @@ describe('store.redis connection options', () => {
       [{ host: 'redis' }, false],
       [null, false],
       [7000, false],
+      // Brackets only around a whole IPv6 address.
+      [{ host: '[::1]', port: 7004 }, true],
+      ['x[::1]:7005', false],
+      ['[::1]x:7006', false],
+      ['[]:7007', false],
+      [{ host: 'redis]', port: 7008 }, false],
     ];
     expect(await problemsOf({ cluster: nodes.map(([n]) => n), keyPrefix: '' })).toEqual([
       ...nodes.flatMap(([node, valid], i) => (valid ? [] : [[`cluster[${i}]`, node, CLUSTER_NODE]])),

@@ -1,13 +1,17 @@
 import 'reflect-metadata';
-import { afterEach, describe, expect, it, jest } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { createServer, type AddressInfo } from 'node:net';
 import { Logger, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import type { Redis } from 'ioredis';
 import { ResilienceModule, ResiliencePipelineRegistry } from '../../src/index.js';
 import { CIRCUIT_BREAKER_STATE_STORE } from '../../src/nest/index.js';
 import type { RedisStoreConfig } from '../../src/nest/resilience-module-options.interface.js';
+import type { RedisCircuitBreakerStateStore } from '../../src/redis/index.js';
+import { toCircuitPolicy } from '../../src/core/circuit-breaker/circuit-breaker.strategy.js';
 import { RedisFaultProxy } from './redis-fault.proxy.js';
 import { ready, redisClient, uniquePrefix } from './redis-test.utils.js';
+import { command, SENTINEL_GROUP, TestSentinel, TestSentinelGroup, waitFor } from './redis-topology.utils.js';
 
 /**
  * The connection the module opens from `store.redis` (a url, cluster seeds, Sentinels) or takes as given
@@ -37,7 +41,10 @@ function hostPort(p: RedisFaultProxy): { host: string; port: number } {
   return { host: url.hostname, port: Number(url.port) };
 }
 
-/** Starts an application with this `store.redis` and a breaker pipeline; collects the module's warnings. */
+/**
+ * Starts an application with this `store.redis`, a breaker pipeline (`api`) and a distributed limit of each
+ * kind (`window`, `bucket`: one call a minute); collects the module's warnings.
+ */
 async function start(redis: RedisStoreConfig): Promise<{ app: INestApplication; warnings: string[] }> {
   const warnings: string[] = [];
   jest.spyOn(Logger.prototype, 'warn').mockImplementation((message: unknown) => void warnings.push(String(message)));
@@ -46,7 +53,13 @@ async function start(redis: RedisStoreConfig): Promise<{ app: INestApplication; 
       ResilienceModule.forRoot({
         logging: false,
         store: { redis },
-        pipelines: { api: { circuitBreaker: { kind: 'consecutive', failureThreshold: 1, breakDuration: 60_000 } } },
+        pipelines: {
+          api: { circuitBreaker: { kind: 'consecutive', failureThreshold: 1, breakDuration: 60_000 } },
+          window: { rateLimiter: { kind: 'sliding-window', permitLimit: 1, window: 60_000, distributed: true } },
+          bucket: {
+            rateLimiter: { kind: 'token-bucket', tokenLimit: 1, replenishmentPeriod: 60_000, distributed: true },
+          },
+        },
       }),
     ],
   }).compile();
@@ -87,6 +100,11 @@ async function atOnce<T>(call: () => Promise<T>): Promise<T | 'waited'> {
   }
 }
 
+/** The store the module built on its connection. */
+function storeOf(app: INestApplication): RedisCircuitBreakerStateStore {
+  return app.get<RedisCircuitBreakerStateStore>(CIRCUIT_BREAKER_STATE_STORE);
+}
+
 /** The states of the circuits kept under `keyPrefix`. */
 async function circuitStates(client: Redis, keyPrefix: string): Promise<(string | null)[]> {
   const keys = await client.keys(`${keyPrefix}:cb:*`);
@@ -108,6 +126,18 @@ describe('the connection the module opens from store.redis', () => {
     cleanups.push(() => inspector.quit());
     await ready(inspector);
     expect(await circuitStates(inspector, keyPrefix)).toEqual(['open']);
+    // The distributed limits count in Redis too, one key each.
+    const registry = app.get(ResiliencePipelineRegistry);
+    for (const limit of ['window', 'bucket']) {
+      const limited = registry.getPipeline(limit);
+      expect(await limited.execute(() => 'ok')).toBe('ok');
+      await expect(limited.execute(() => 'ok')).rejects.toMatchObject({ name: 'RateLimiterRejectedError' });
+    }
+    expect((await inspector.keys(`${keyPrefix}:rl:*`)).sort()).toEqual([
+      `${keyPrefix}:rl:{bucket:rateLimiter}`,
+      `${keyPrefix}:rl:{window:rateLimiter}`,
+    ]);
+    expect(warnings).toEqual([]);
 
     // The connection is reset: ioredis reconnects on its own and the store uses Redis again.
     const accepted = p.accepted;
@@ -123,6 +153,28 @@ describe('the connection the module opens from store.redis', () => {
     expect(await eventually(() => p.openConnections === 0)).toBe(true);
   });
 
+  it('on shutdown, the commands already sent are answered before the connection closes', async () => {
+    const p = await proxy();
+    const keyPrefix = uniquePrefix('quit');
+    const { app } = await start({ url: p.url, keyPrefix, operationTimeout: FAR });
+    const inspector = redisClient();
+    cleanups.push(() => inspector.quit());
+    await ready(inspector);
+    p.setLatency(200);
+    const policy = toCircuitPolicy({ kind: 'consecutive', failureThreshold: 1 });
+    const isolating = storeOf(app).isolate('orders', policy, Date.now()); // on its way to Redis
+    await app.close();
+    await isolating;
+    expect(await circuitStates(inspector, keyPrefix)).toEqual(['isolated']);
+  });
+
+  it('on shutdown, a Redis that does not answer is waited for at most operationTimeout (default 100 ms)', async () => {
+    const p = await proxy();
+    const { app } = await start({ url: p.url, keyPrefix: uniquePrefix('quit-blackhole') });
+    p.blackhole();
+    expect(await atOnce(() => app.close())).toBeUndefined();
+  });
+
   it('an unreachable url: the start goes on, one warning names the topology but not the address, calls are answered at once', async () => {
     const errors = jest.spyOn(console, 'error').mockImplementation(() => undefined);
     const { app, warnings } = await start({ url: 'redis://127.0.0.1:1', operationTimeout: FAR, outageMode: 'allow' });
@@ -132,6 +184,9 @@ describe('the connection the module opens from store.redis', () => {
     // The client keeps reconnecting; its errors are the stores' to report, never printed by ioredis.
     await pause(300);
     expect(errors).not.toHaveBeenCalled();
+    // ioredis prints an error event nobody listens to, but only an Error of its own realm, which Node's
+    // socket errors are not inside Jest's sandbox: so the listener itself is what is checked here.
+    expect((storeOf(app) as unknown as { client: Redis }).client.listenerCount('error')).toBeGreaterThan(0);
     expect(warnings.join('\n')).not.toContain('127.0.0.1');
   });
 
@@ -184,10 +239,89 @@ describe('the connection the module opens from store.redis', () => {
     expect(await atOnce(() => pipeline.execute(() => 'ok'))).toBe('ok');
   });
 
+  it('tls: true speaks TLS to the primary the Sentinels announce; without it, plain RESP', async () => {
+    // A primary that only records what each connection sends first, then hangs up.
+    const firstChunks: Buffer[] = [];
+    const recorder = createServer((socket) =>
+      socket.once('data', (chunk: Buffer) => {
+        firstChunks.push(chunk);
+        socket.destroy();
+      }),
+    );
+    await new Promise<void>((resolve) => recorder.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise<void>((resolve) => recorder.close(() => resolve())));
+    const sentinel = await new TestSentinel({
+      host: '127.0.0.1',
+      port: (recorder.address() as AddressInfo).port,
+    }).start();
+    cleanups.push(() => sentinel.stop());
+    const { app } = await start({
+      sentinels: [sentinel.address],
+      name: SENTINEL_GROUP,
+      tls: true,
+      operationTimeout: FAR,
+      outageMode: 'allow',
+    });
+    expect(await eventually(() => firstChunks.some((chunk) => chunk[0] === 0x16))).toBe(true); // a TLS handshake
+    await app.close();
+
+    // Without tls, through a proxy to the test's redis-server: the same Sentinel setup, plain RESP.
+    const p = await proxy();
+    const plain = await new TestSentinel(hostPort(p)).start();
+    cleanups.push(() => plain.stop());
+    const keyPrefix = uniquePrefix('sentinel-plain');
+    const second = await start({ sentinels: [plain.address], name: SENTINEL_GROUP, keyPrefix, operationTimeout: FAR });
+    const pipeline = second.app.get(ResiliencePipelineRegistry).getPipeline('api');
+    await expect(pipeline.execute(() => Promise.reject(new Error('down')))).rejects.toThrow('down');
+    expect(p.firstChunks.some((chunk) => chunk[0] === 0x16)).toBe(false);
+    const inspector = redisClient();
+    cleanups.push(() => inspector.quit());
+    await ready(inspector);
+    expect(await circuitStates(inspector, keyPrefix)).toEqual(['open']);
+    expect(second.warnings).toEqual([]);
+  });
+
   it('tls: true makes the cluster connections speak TLS', async () => {
     const p = await proxy();
     await start({ cluster: [hostPort(p)], tls: true, operationTimeout: FAR, outageMode: 'allow' });
     expect(await eventually(() => p.firstChunks.length > 0)).toBe(true);
     expect(p.firstChunks[0][0]).toBe(0x16); // a TLS handshake record
   });
+});
+
+describe('a Sentinel-managed primary that hangs', () => {
+  const group = new TestSentinelGroup();
+  beforeAll(async () => {
+    await group.start();
+  }, 60_000);
+  afterAll(async () => {
+    await group.stop();
+  });
+
+  it('is left for the replica the Sentinels promote as soon as they announce it, while it still hangs', async () => {
+    const keyPrefix = uniquePrefix('sentinel-hang');
+    const { app, warnings } = await start({
+      sentinels: group.addresses,
+      name: SENTINEL_GROUP,
+      keyPrefix,
+      retryInterval: 100,
+    });
+    expect(warnings).toEqual([]);
+    const pipeline = app.get(ResiliencePipelineRegistry).getPipeline('api');
+    const store = storeOf(app);
+    expect(await pipeline.execute(() => 'ok')).toBe('ok');
+    group.primary.pause(); // its connections stay open and nothing answers: no reconnection would find out
+    cleanups.push(() => group.primary.resume());
+    await waitFor('the store to fall back', async () => {
+      await pipeline.execute(() => 'ok');
+      return store.isDegraded;
+    });
+    await group.waitForPrimary(group.replica.port);
+    await waitFor('the store to use the promoted replica', async () => {
+      await pipeline.execute(() => 'ok');
+      return !store.isDegraded;
+    });
+    await expect(pipeline.execute(() => Promise.reject(new Error('down')))).rejects.toThrow('down');
+    expect(await command(group.replica.port, 'KEYS', `${keyPrefix}:cb:*`)).toHaveLength(1);
+  }, 60_000);
 });

@@ -26,6 +26,8 @@ const RETRY_INTERVAL = 200;
 const WITHIN_BUDGET = 2_000;
 
 const down = new Error('dependency down');
+/** For tests that need Redis's answer once it is back: a loaded machine still answers within it. */
+const ROOMY = { operationTimeout: 1_000 };
 
 interface Harness {
   proxy: RedisFaultProxy;
@@ -257,6 +259,105 @@ describe('Redis circuit store under network faults (TCP proxy)', () => {
     await expect(other.pipeline.execute(ok)).rejects.toBeInstanceOf(IsolatedCircuitError);
     await h.control.close();
     await expect(other.pipeline.execute(ok)).resolves.toBe('ok');
+  });
+
+  it('a circuit closed by hand during the outage closes here at once, and Redis keeps its own state', async () => {
+    const h = await harness('close-outage', ROOMY);
+    const other = await directView(h);
+    await h.pipeline.execute(ok);
+    h.proxy.blackhole();
+    await expect(h.pipeline.execute(fail)).rejects.toBe(down);
+    await expect(h.pipeline.execute(fail)).rejects.toBe(down);
+    await expect(h.pipeline.execute(ok)).rejects.toBeInstanceOf(BrokenCircuitError); // open here
+    await h.control.close(); // Redis is left alone: closed locally, at once
+    await expect(h.pipeline.execute(ok)).resolves.toBe('ok');
+    await expect(other.pipeline.execute(ok)).resolves.toBe('ok');
+    h.proxy.heal();
+    await pause(RETRY_INTERVAL + 20);
+    // Nothing was open here any more: nothing is written back, and the fleet's circuit is as it was.
+    await expect(h.pipeline.execute(ok)).resolves.toBe('ok');
+    await expect(other.pipeline.execute(ok)).resolves.toBe('ok');
+    expect(h.store.isDegraded).toBe(false);
+  });
+
+  it('a circuit kept closed here during the outage does not overwrite the opening the fleet made meanwhile', async () => {
+    const h = await harness('resync-fleet-opened', ROOMY);
+    const other = await directView(h);
+    await h.pipeline.execute(ok);
+    h.proxy.blackhole();
+    await expect(h.pipeline.execute(fail)).rejects.toBe(down); // one failure, counted here: still closed
+    await expect(other.pipeline.execute(fail)).rejects.toBe(down);
+    await expect(other.pipeline.execute(fail)).rejects.toBe(down); // opened in Redis by the fleet
+    h.proxy.heal();
+    await pause(RETRY_INTERVAL + 20);
+    await expect(h.pipeline.execute(ok)).rejects.toBeInstanceOf(BrokenCircuitError); // Redis decides
+    await expect(other.pipeline.execute(ok)).rejects.toBeInstanceOf(BrokenCircuitError);
+    expect(h.store.isDegraded).toBe(false);
+  });
+
+  it('every outage writes back the circuits it opened here, not only the first', async () => {
+    const h = await harness('resync-twice', ROOMY);
+    const other = await directView(h);
+    await h.pipeline.execute(ok);
+    for (let outage = 0; outage < 2; outage++) {
+      h.proxy.blackhole();
+      await expect(h.pipeline.execute(fail)).rejects.toBe(down);
+      await expect(h.pipeline.execute(fail)).rejects.toBe(down);
+      await expect(h.pipeline.execute(ok)).rejects.toBeInstanceOf(BrokenCircuitError);
+      await expect(other.pipeline.execute(ok)).resolves.toBe('ok'); // the fleet knows nothing of it yet
+      h.proxy.heal();
+      await pause(RETRY_INTERVAL + 20);
+      await expect(h.pipeline.execute(ok)).rejects.toBeInstanceOf(BrokenCircuitError); // written back
+      await expect(other.pipeline.execute(ok)).rejects.toBeInstanceOf(BrokenCircuitError);
+      await h.control.close(); // closed again, for the fleet
+      await expect(other.pipeline.execute(ok)).resolves.toBe('ok');
+    }
+    expect(h.warnings).toHaveLength(2);
+    expect(h.logs).toHaveLength(2);
+  });
+
+  it('a flush that reaches Redis again ends the outage; a flush Redis does not answer begins one', async () => {
+    const h = await harness('flush-availability', ROOMY);
+    const policy = toCircuitPolicy({ kind: 'time-window', samplingDuration: 60_000, minimumThroughput: 100 });
+    const permits = [];
+    for (let i = 0; i < 2; i++) permits.push((await h.store.acquire('k', policy, Date.now())).permit!); // from Redis
+    h.proxy.blackhole();
+    expect(h.store.record('k', policy, permits[0], 'success', Date.now())).toBeUndefined(); // waits to be sent
+    await h.store.flush(); // unanswered within the budget
+    expect(h.store.isDegraded).toBe(true);
+    expect(h.warnings).toEqual([expect.stringContaining('Redis circuit-breaker store unavailable')]);
+    expect(h.changes).toEqual([[false, expect.objectContaining({ message: 'no answer within 1000 ms' })]]);
+    h.proxy.heal();
+    await pause(RETRY_INTERVAL + 20);
+    expect(h.store.record('k', policy, permits[1], 'success', Date.now())).toBeUndefined();
+    await h.store.flush(); // answered: Redis is back
+    expect(h.store.isDegraded).toBe(false);
+    expect(h.logs).toEqual(['Redis circuit-breaker store is back.']);
+    expect(h.changes.at(-1)).toEqual([true, undefined]);
+  });
+
+  it('flush() with nothing waiting sends nothing, not even the write-back of a recovery (nothing is left in flight at shutdown)', async () => {
+    const h = await harness('flush-nothing', ROOMY);
+    const sent: unknown[] = [];
+    const target = h.client as unknown as { nestResilienceCircuit: (...a: unknown[]) => Promise<unknown> };
+    const original = target.nestResilienceCircuit;
+    target.nestResilienceCircuit = (...a: unknown[]) => {
+      sent.push(a[1]);
+      return original.apply(h.client, a);
+    };
+    await h.pipeline.execute(ok);
+    h.proxy.blackhole();
+    await expect(h.pipeline.execute(fail)).rejects.toBe(down);
+    await expect(h.pipeline.execute(fail)).rejects.toBe(down); // opened here
+    h.proxy.heal();
+    await pause(RETRY_INTERVAL + 20); // Redis may be tried again: the next call writes the opening back
+    sent.length = 0;
+    await h.store.flush();
+    await pause(50);
+    expect(sent).toEqual([]);
+    expect(h.store.isDegraded).toBe(true);
+    await expect(h.pipeline.execute(ok)).rejects.toBeInstanceOf(BrokenCircuitError);
+    expect(sent).toEqual(['import', 'acquire']); // the next call writes it back
   });
 
   it('flush() during an outage drops the waiting successes at once instead of waiting for Redis', async () => {

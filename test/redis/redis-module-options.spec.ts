@@ -44,6 +44,7 @@ describe('store.redis options', () => {
         'store.redis.localCacheTtl',
       ].sort(),
     );
+    expect(message).toMatch(/^Invalid Redis store options \(8 problems\):/);
     expect(message).toContain('needs exactly one of url, cluster, sentinels (with name) or client');
     expect(message).not.toContain('42');
   });

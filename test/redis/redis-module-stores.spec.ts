@@ -211,4 +211,36 @@ describe('the stores the module builds on store.redis', () => {
     await app.close();
     expect(await successes()).toBe(3);
   });
+
+  it('keeps the pending OAuth logins in Redis, on the module connection, under the key prefix', async () => {
+    const { OAuthModule, OAuthClientService } = await import('../../src/nest/oauth/index.js');
+    const keyPrefix = uniquePrefix('module-oauth');
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        ResilienceModule.forRoot({ logging: false, store: { redis: { url: process.env.REDIS_URL, keyPrefix } } }),
+        OAuthModule.register({
+          issuer: 'https://idp.example',
+          clientId: 'web-app',
+          clientSecret: 'secret',
+          redirectUri: 'https://app.example/auth/callback',
+          // No discovery: a login starts without the provider.
+          endpoints: {
+            authorization: 'https://idp.example/authorize',
+            token: 'https://idp.example/token',
+            jwks: 'https://idp.example/jwks',
+          },
+          logger: { log: () => undefined, warn: () => undefined, error: () => undefined },
+        }),
+      ],
+    }).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    await app.init();
+    cleanups.push(() => app.close());
+    const { state } = await app.get(OAuthClientService).startLogin({ returnTo: '/orders' });
+    const redis = await inspector();
+    expect(await redis.keys(`${keyPrefix}:*`)).toEqual([`${keyPrefix}:oauth:pending:${state}`]);
+    expect(JSON.parse((await redis.get(`${keyPrefix}:oauth:pending:${state}`))!)).toMatchObject({
+      returnTo: '/orders',
+    });
+  });
 });

@@ -184,6 +184,27 @@ describe('distributed rate limiter when Redis does not answer', () => {
     expect(h.limiter.isIdle()).toBe(true); // the local limits are gone
   });
 
+  it('is idle again once the local limits kept during an outage have refilled', async () => {
+    const broken = redisClient({ url: 'redis://127.0.0.1:1' });
+    broken.on('error', () => undefined);
+    cleanups.push(() => broken.disconnect());
+    const time = new FakeTimeProvider(Date.now());
+    const limiter = new RedisRateLimiter({
+      client: broken,
+      name: 'idle',
+      limit: { kind: 'sliding-window', permitLimit: 2, window: 1_000 },
+      partitionKey: (ctx) => ctx.operationKey ?? '',
+      timeProvider: time,
+      logger: { warn: () => undefined },
+    });
+    cleanups.push(() => limiter.dispose());
+    expect(await acquired(limiter.acquire(as('ann')))).toBe(true); // Redis cannot be reached: a local limit
+    expect(await acquired(limiter.acquire(as('bob')))).toBe(true);
+    expect(limiter.isIdle()).toBe(false); // ann's and bob's windows hold a call each
+    time.advance(1_000);
+    expect(limiter.isIdle()).toBe(true); // both windows are empty again
+  });
+
   it.each([0, Number.POSITIVE_INFINITY])(
     'operationTimeout %s sets no time limit: a slow Redis still decides',
     async (budget) => {

@@ -71,17 +71,18 @@ describe('Redis circuit store: waiting successes', () => {
     expect(windows.reduce((n, [, ok]) => n + ok, 0)).toBe(6);
   });
 
-  it('carries at most 64 distinct times; later successes are counted at the newest time', async () => {
+  it('carries at most 64 distinct times; later successes are counted at the newest time, and none is dropped', async () => {
     const t = Date.now() - 1_000;
     const { succeed, successes } = setUp(timeWindow, new FakeTimeProvider(t + 1_000));
-    await succeed(Array.from({ length: 100 }, (_, i) => t + i));
+    // More successes than a count window holds by default (100): a time window keeps them all.
+    await succeed(Array.from({ length: 150 }, (_, i) => t + i));
     expect(carried).toHaveLength(1);
     const groups = carried[0].split(',');
     expect(groups).toHaveLength(64);
     expect(groups.slice(0, 63)).toEqual(Array.from({ length: 63 }, (_, i) => `${t + i}:1`));
-    expect(groups[63]).toBe(`${t + 99}:37`);
+    expect(groups[63]).toBe(`${t + 149}:87`);
     const windows = (await successes()) as [number, number, number][];
-    expect(windows.reduce((n, [, ok]) => n + ok, 0)).toBe(100);
+    expect(windows.reduce((n, [, ok]) => n + ok, 0)).toBe(150);
   });
 
   it('a consecutive circuit carries only its newest success', async () => {
@@ -111,20 +112,60 @@ describe('Redis circuit store: waiting successes', () => {
     const time = new FakeTimeProvider(Date.now());
     const { store } = setUp(timeWindow, time);
     const permits = [];
-    for (let i = 0; i < 3; i++) permits.push((await store.acquire('k', timeWindow, time.now())).permit!);
+    for (let i = 0; i < 4; i++) permits.push((await store.acquire('k', timeWindow, time.now())).permit!);
     expect(store.record('k', timeWindow, permits[0], 'success', time.now())).toBeUndefined();
     expect(store.record('k', timeWindow, permits[1], 'success', time.now())).toBeUndefined();
     expect(time.pendingTimerCount).toBe(1);
     await store.flush();
     expect(time.pendingTimerCount).toBe(0);
-    expect(store.record('k', timeWindow, permits[2], 'success', time.now())).toBeUndefined();
-    expect(time.pendingTimerCount).toBe(1);
-    carried = [];
-    time.advance(100); // the timer sends it
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(carried).toEqual([`${time.now() - 100}:1`]);
-    expect(time.pendingTimerCount).toBe(0);
+    for (const permit of permits.slice(2)) {
+      expect(store.record('k', timeWindow, permit, 'success', time.now())).toBeUndefined();
+      expect(time.pendingTimerCount).toBe(1);
+      carried = [];
+      time.advance(100); // the timer sends it
+      for (let i = 0; i < 100 && carried.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(carried).toEqual([`${time.now() - 100}:1`]);
+      expect(time.pendingTimerCount).toBe(0); // and the next success starts the next one
+    }
     await store.flush();
+  });
+
+  it("stops only its own timer: a clock that gives a fired timer's handle to a new timer keeps that one", async () => {
+    const fake = new FakeTimeProvider(Date.now());
+    /** Hands out the lowest free number as a handle, as a minimal clock of one's own may. */
+    class RecyclingClock extends TimeProvider {
+      private readonly timers = new Map<number, TimerHandle>();
+      now(): number {
+        return fake.now();
+      }
+      setTimeout(callback: () => void, delay: number): TimerHandle {
+        let handle = 1;
+        while (this.timers.has(handle)) handle++;
+        const slot = handle;
+        this.timers.set(
+          slot,
+          fake.setTimeout(() => {
+            this.timers.delete(slot);
+            callback();
+          }, delay),
+        );
+        return slot;
+      }
+      clearTimeout(handle: TimerHandle): void {
+        fake.clearTimeout(this.timers.get(handle as number));
+        this.timers.delete(handle as number);
+      }
+    }
+    const time = new RecyclingClock();
+    const { store } = setUp(timeWindow, time);
+    const { permit } = await store.acquire('k', timeWindow, fake.now());
+    expect(store.record('k', timeWindow, permit!, 'success', fake.now())).toBeUndefined();
+    fake.advance(100); // the flush timer fires: its handle is free again
+    let fired = false;
+    time.setTimeout(() => (fired = true), 50); // someone else's timer, given the same handle
+    await store.flush();
+    fake.advance(50);
+    expect(fired).toBe(true);
   });
 
   it('works with a clock whose timers have no handle', async () => {

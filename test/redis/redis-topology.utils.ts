@@ -273,6 +273,45 @@ export class TestCluster {
 
 export const SENTINEL_GROUP = 'nest-resilience-test';
 
+/**
+ * One Sentinel announcing `primary` (any address: a fault proxy in front of the test's redis-server will
+ * do) as the primary of SENTINEL_GROUP. It never fails over (nothing to promote).
+ */
+export class TestSentinel {
+  private process?: RedisProcess;
+  private dir = '';
+
+  constructor(private readonly primary: { host: string; port: number }) {}
+
+  get address(): { host: string; port: number } {
+    return { host: HOST, port: this.process!.port };
+  }
+
+  async start(): Promise<this> {
+    this.dir = mkdtempSync(join(tmpdir(), 'nest-resilience-sentinel-'));
+    const port = await freePort();
+    const file = join(this.dir, 'sentinel.conf');
+    writeFileSync(
+      file,
+      [
+        `port ${port}`,
+        `bind ${HOST}`,
+        `dir ${this.dir}`,
+        `sentinel monitor ${SENTINEL_GROUP} ${this.primary.host} ${this.primary.port} 1`,
+        '',
+      ].join('\n'),
+    );
+    this.process = new RedisProcess(port, SENTINEL, [file]);
+    await this.process.start();
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    await this.process?.kill();
+    if (this.dir) rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
 /** A primary, one replica and three Sentinels (quorum 2) watching it, failing over within about a second. */
 export class TestSentinelGroup {
   primary!: RedisProcess;
