@@ -171,10 +171,13 @@ export class HedgingExecution<T> {
         resolve(timedOut);
       };
       this.wake = () => done(false);
-      // Stryker disable next-line BooleanLiteral: equivalent — a settled attempt waiting to be judged is judged before any hedge, timed out or not
-      if (this.completed.length > 0) done(false);
+      if (this.completed.length > 0) {
+        // Stryker disable next-line BooleanLiteral: equivalent — a settled attempt waiting to be judged is judged before any hedge, timed out or not
+        done(false);
+        return;
+      }
       // Stryker disable next-line EqualityOperator: equivalent — a delay of 0 only gets here when no hedge is allowed
-      else if (delay > 0 && this.canHedge()) timer = time.setTimeout(() => done(true), delay);
+      if (delay > 0 && this.canHedge()) timer = time.setTimeout(() => done(true), delay);
     });
   }
 

@@ -253,13 +253,25 @@ class AggressiveCall<T> extends TimedCall<T> {
   }
 
   // After the deadline the call's promise is locked: a late value or failure is discarded (and thereby handled).
+  // A clock that throws when the deadline is released fails the call with that error, as in cooperative
+  // mode, instead of leaving it unsettled.
   fulfilled(value: T): void {
-    this.finish();
+    try {
+      this.finish();
+    } catch (error) {
+      this.reject(error);
+      return;
+    }
     this.resolve(value);
   }
 
   failed(error: unknown): void {
-    this.finish();
+    try {
+      this.finish();
+    } catch (finishError) {
+      this.reject(finishError);
+      return;
+    }
     this.reject(error);
   }
 

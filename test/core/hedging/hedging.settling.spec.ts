@@ -127,11 +127,14 @@ describe('when hedging asks for the next delay', () => {
     const started: number[] = [];
     const result = pipeline.execute(async (ctx) => {
       started.push(ctx.attemptNumber);
-      if (ctx.attemptNumber === 0) throw new Error('primary failed');
+      if (ctx.attemptNumber === 0) {
+        await time.delay(10); // fails while the hedge delay is running
+        throw new Error('primary failed');
+      }
       await time.delay(50, ctx.signal);
       return `attempt ${ctx.attemptNumber}`;
     });
-    await time.advanceAsync(0);
+    await time.advanceAsync(10);
     expect(started).toEqual([0, 1]);
     await time.advanceAsync(50);
     await expect(result).resolves.toBe('attempt 1');

@@ -8,7 +8,10 @@ import {
   type CircuitPermit,
   type CircuitPolicy,
   type ResilienceStrategy,
+  type TimeoutMode,
+  type TimerHandle,
 } from '../../../src/core/index.js';
+import { FakeTimeProvider } from '../../../src/testing/index.js';
 
 const storeDown = new Error('state store down');
 
@@ -199,4 +202,66 @@ describe('state through nested calls on one context', () => {
     const pipeline = new ResiliencePipelineBuilder().addTimeout(1_000).build();
     await expect(pipeline.execute((_c, n: number) => n + 1, new ResilienceContext(), 1)).resolves.toBe(2);
   });
+});
+
+describe('a clock whose clearTimeout throws, inside an inline run', () => {
+  /** A fake clock that throws when the first `failures` timers are cleared. */
+  class ThrowingClearClock extends FakeTimeProvider {
+    cleared = 0;
+    constructor(private readonly failures: number) {
+      super();
+    }
+    override clearTimeout(handle: TimerHandle): void {
+      super.clearTimeout(handle);
+      if (++this.cleared <= this.failures) throw new Error(`clearTimeout ${this.cleared} failed`);
+    }
+  }
+
+  async function run(separated: boolean, failures: number, mode: TimeoutMode, fails = false): Promise<string[]> {
+    const time = new ThrowingClearClock(failures);
+    const log: string[] = [];
+    const builder = new ResiliencePipelineBuilder<string>({ timeProvider: time }).addRetry({
+      maxRetryAttempts: 2,
+      delay: 0,
+      onRetry: ({ outcome }) => void log.push(`retry after ${outcome.ok ? 'ok' : (outcome.error as Error).message}`),
+    });
+    if (separated) builder.addStrategy({ type: 'pass-through', options: {}, create: () => passThrough });
+    const pipeline = builder.addTimeout({ timeout: 1_000, mode }).build();
+    const result = pipeline
+      .execute(async () => (fails ? Promise.reject(new Error('own failure')) : 'ok'))
+      .then(
+        (value) => `→ ${value}`,
+        (error: Error) => `✗ ${error.message}`,
+      );
+    await time.advanceAsync(0);
+    log.push(await result);
+    return log;
+  }
+
+  it.each<[number, TimeoutMode]>([
+    [1, 'cooperative'],
+    [3, 'cooperative'],
+    [1, 'aggressive'],
+    [3, 'aggressive'],
+  ])(
+    'when the timeout ends (%d failing, %s): the outer retry sees that failure, exactly as with the strategies one by one',
+    async (failures, mode) => {
+      const inline = await run(false, failures, mode);
+      expect(inline).toEqual(await run(true, failures, mode));
+      expect(inline).toEqual(
+        failures === 1
+          ? ['retry after clearTimeout 1 failed', '→ ok']
+          : ['retry after clearTimeout 1 failed', 'retry after clearTimeout 2 failed', '✗ clearTimeout 3 failed'],
+      );
+    },
+  );
+
+  it.each<TimeoutMode>(['cooperative', 'aggressive'])(
+    'when the timeout ends with a failure (%s): the clock failure is the one the outer retry sees',
+    async (mode) => {
+      const inline = await run(false, 1, mode, true);
+      expect(inline).toEqual(await run(true, 1, mode, true));
+      expect(inline).toEqual(['retry after clearTimeout 1 failed', 'retry after own failure', '✗ own failure']);
+    },
+  );
 });
