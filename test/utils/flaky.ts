@@ -31,6 +31,14 @@ export function networkError(code: string): Error & { code: string } {
   return Object.assign(new Error(`connect ${code} 127.0.0.1:1`), { code });
 }
 
+/** The promise's value, or the error it rejected with (so a test can await a failing call and read it). */
+export function settle(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    (value) => value,
+    (error: unknown) => error,
+  );
+}
+
 /** Resolves after the promise continuations and I/O callbacks already queued have run. */
 export function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));

@@ -14,16 +14,11 @@ import {
 } from '../../../src/core/index.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { AsyncCircuitStore } from '../../utils/async-circuit.store.js';
-import { deferred, nextTurn } from '../../utils/flaky.js';
+import { deferred, nextTurn, settle } from '../../utils/flaky.js';
 
 const down = new Error('dependency down');
 const fail = (): Promise<string> => Promise.reject(down);
 const ok = (): Promise<string> => Promise.resolve('ok');
-const settle = (p: Promise<unknown>): Promise<unknown> =>
-  p.then(
-    (v) => v,
-    (e: unknown) => e,
-  );
 
 /** The breaker next to other strategies (retry outside, timeout inside), as pipelines usually hold it. */
 function composed(options: CircuitBreakerStrategyOptions<unknown>, time = new FakeTimeProvider()) {

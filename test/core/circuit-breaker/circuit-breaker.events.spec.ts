@@ -11,7 +11,7 @@ import {
   type ResilienceEvent,
 } from '../../../src/core/index.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
-import { deferred, isPending, nextTurn } from '../../utils/flaky.js';
+import { deferred, isPending, nextTurn, settle } from '../../utils/flaky.js';
 import { RecordingListener } from '../../utils/recording.listener.js';
 
 const down = new Error('dependency down');
@@ -35,12 +35,6 @@ function observed(options: CircuitBreakerStrategyOptions<unknown>) {
       .map((e) => ({ name: e.eventName, severity: e.severity, args: e.arguments }));
   return { pipeline, provider, time, listener, circuitEvents };
 }
-
-const settle = (p: Promise<unknown>): Promise<unknown> =>
-  p.then(
-    (v) => v,
-    (e: unknown) => e,
-  );
 
 describe('circuit breaker: telemetry and callbacks', () => {
   it('reports opened (error), rejected (debug), half-opened (warning) and closed (information) with their arguments', async () => {

@@ -10,16 +10,11 @@ import {
   type OnCircuitOpenedArguments,
 } from '../../../src/core/index.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
-import { deferred, nextTurn } from '../../utils/flaky.js';
+import { deferred, nextTurn, settle } from '../../utils/flaky.js';
 
 const down = new Error('dependency down');
 const fail = (): Promise<string> => Promise.reject(down);
 const ok = (): Promise<string> => Promise.resolve('ok');
-const settle = (p: Promise<unknown>): Promise<unknown> =>
-  p.then(
-    (v) => v,
-    (e: unknown) => e,
-  );
 
 function breaker(options: CircuitBreakerStrategyOptions<unknown>, time = new FakeTimeProvider()) {
   const provider = new CircuitBreakerStateProvider();

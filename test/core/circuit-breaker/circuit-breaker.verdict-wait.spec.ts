@@ -12,16 +12,11 @@ import {
   type CircuitTransition,
 } from '../../../src/core/index.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
-import { deferred, isPending, nextTurn } from '../../utils/flaky.js';
+import { deferred, isPending, nextTurn, settle } from '../../utils/flaky.js';
 
 const down = new Error('dependency down');
 const fail = (): Promise<string> => Promise.reject(down);
 const ok = (): Promise<string> => Promise.resolve('ok');
-const settle = (p: Promise<unknown>): Promise<unknown> =>
-  p.then(
-    (v) => v,
-    (e: unknown) => e,
-  );
 
 /** A consecutive breaker (threshold 1, break 100 ms) whose callers wait for the verdict, with a probe out. */
 async function probing(options: CircuitBreakerStrategyOptions<unknown> = {}) {
