@@ -253,26 +253,26 @@ class AggressiveCall<T> extends TimedCall<T> {
   }
 
   // After the deadline the call's promise is locked: a late value or failure is discarded (and thereby handled).
-  // A clock that throws when the deadline is released fails the call with that error, as in cooperative
-  // mode, instead of leaving it unsettled.
   fulfilled(value: T): void {
-    try {
-      this.finish();
-    } catch (error) {
-      this.reject(error);
-      return;
-    }
-    this.resolve(value);
+    if (this.finishedCleanly()) this.resolve(value);
   }
 
   failed(error: unknown): void {
+    if (this.finishedCleanly()) this.reject(error);
+  }
+
+  /**
+   * Finishes the call; a clock that throws when the deadline is released fails the call with that error
+   * (as in cooperative mode) instead of leaving it unsettled, and gives false.
+   */
+  private finishedCleanly(): boolean {
     try {
       this.finish();
-    } catch (finishError) {
-      this.reject(finishError);
-      return;
+      return true;
+    } catch (error) {
+      this.reject(error);
+      return false;
     }
-    this.reject(error);
   }
 
   /** Releases the deadline and keeps the inner properties, if the call ended before its deadline. */
