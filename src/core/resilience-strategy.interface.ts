@@ -64,6 +64,11 @@ export interface StrategyRegistration<TOptions> {
   readonly options: TOptions;
   /** Names the strategy in validation paths instead of `strategies[i] (type)`, e.g. `retry` in a config file. */
   readonly label?: string;
+  /**
+   * The configuration section that added the strategy (`retry`, `circuitBreaker`…), so that
+   * `pipeline.sectionAsStrategy(section)` can hand it to another pipeline.
+   */
+  readonly section?: string;
   /** Checks the options when the pipeline is built; report each problem on `validator` (all are thrown together). */
   validate?(validator: OptionsValidator, options: TOptions, pipeline: StrategyPipelineInfo): void;
   /** Creates the strategy once the whole pipeline has been validated. */

@@ -21,6 +21,7 @@ export const RULES = {
   number: (rule: string) => `must be ${rule}`,
   oneOf: (allowed: readonly string[]) => `must be one of ${allowed.join(', ')}`,
   instanceOf: (type: string) => `must be a ${type}`,
+  noSuchSection: 'must be a configuration section of the pipeline (it has none by that name)',
   atLeast: (other: string) => `must be >= ${other}`,
   notWith: (other: string) => `must not be given together with ${other}`,
   cannotCombine: (others: string) => `cannot be combined with ${others}`,

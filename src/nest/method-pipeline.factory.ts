@@ -159,25 +159,22 @@ function planFallback(spec: unknown, step: PlanStep): string | undefined {
 
 /** `@UseResiliencePipeline` on a method: the whole named pipeline, nested at its place. */
 function planNamedPipeline(spec: unknown, step: PlanStep): string | undefined {
-  const { registry, builder, decorator } = step;
+  const { registry, builder } = step;
   const { name } = spec as { name: string };
   const named = registry.isInvalidPipeline(name) ? undefined : registry.tryGetPipeline(name);
   if (!named) {
     unknownPipeline(name, step);
     return undefined;
   }
-  builder.addStrategy({
-    type: 'pipeline',
-    options: {},
-    label: decorator,
-    create: () => named.asStrategy(),
-  });
+  // The registry's own pipeline object, so the method follows its reloads and shares its state and name.
+  builder.addPipeline(named);
   return `Pipeline(${name})`;
 }
 
 /**
  * A decorator that stands for a configuration section: inline options, or the section of a named
- * pipeline — whose state (circuit, limiters) the method then shares.
+ * pipeline — whose strategies the method then runs: the pipeline's own circuit, limiters and options, under
+ * the pipeline's name in telemetry, inspection, health and error bodies, following its reloads.
  */
 function planSection(spec: unknown, step: PlanStep): string | undefined {
   const { registry, builder, issues, decorator, section } = step;
@@ -196,7 +193,12 @@ function planSection(spec: unknown, step: PlanStep): string | undefined {
     issues.add(decorator, sectionSpec.name, NEST_RULES.missingSection(name));
     return undefined;
   }
-  registry.applyConfig(builder, { [name]: value }, issues, { sharedWith: sectionSpec.name });
+  const named = registry.getPipeline(sectionSpec.name);
+  if (named.sectionAsStrategy(name) === undefined) {
+    issues.add(decorator, sectionSpec.name, NEST_RULES.missingSection(name));
+    return undefined;
+  }
+  builder.addPipeline(named, { section: name });
   return `${section.decorator}(${sectionSpec.name})`;
 }
 

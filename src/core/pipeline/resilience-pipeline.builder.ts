@@ -28,7 +28,7 @@ import { timeoutRegistration } from '../timeout/timeout.registration.js';
 import type { TimeoutStrategyOptions } from '../timeout/timeout.options.js';
 import { ResilienceValidationError } from '../resilience.errors.js';
 import { OptionsValidator } from '../utils/options.validation.js';
-import { ResiliencePipeline, type ResilienceStrategyDescription } from './resilience.pipeline.js';
+import { ResiliencePipeline, type StrategyDescriptionSource } from './resilience.pipeline.js';
 import { RULES } from '../resilience.messages.js';
 
 /** Options of a `ResiliencePipelineBuilder`: the pipeline's names, clock, random source and telemetry listeners. @publicApi */
@@ -48,7 +48,18 @@ export interface ResiliencePipelineBuilderOptions {
 }
 
 type Entry =
-  StrategyRegistration<unknown> | { readonly type: 'pipeline'; readonly pipeline: ResiliencePipeline<unknown> };
+  | StrategyRegistration<unknown>
+  | { readonly type: 'pipeline'; readonly pipeline: ResiliencePipeline<unknown>; readonly section?: string };
+
+/** Options of `ResiliencePipelineBuilder.addPipeline`. @publicApi */
+export interface AddPipelineOptions {
+  /**
+   * Only the strategies one configuration section of the pipeline added (`retry`, `circuitBreaker`…):
+   * a pipeline registered from configuration lends that section — its circuit, its limiter, its options
+   * and its name in telemetry — to the pipeline being built.
+   */
+  readonly section?: string;
+}
 
 const BUILDER_OPTION_KEYS = [
   'name',
@@ -247,10 +258,15 @@ export class ResiliencePipelineBuilder<T = unknown> {
     return this.add(fallbackRegistration, options as FallbackStrategyOptions<unknown>);
   }
 
-  /** Nests a built pipeline at this position; its strategies (and their state) are shared, not copied. */
-  addPipeline(pipeline: ResiliencePipeline<T>): this {
+  /**
+   * Nests a built pipeline at this position: its strategies (and their state: circuits, limiters) are
+   * shared, not copied, and they keep reporting under their own pipeline's name. A pipeline handed out by
+   * a `ResiliencePipelineRegistry` is followed through its reloads. With `{ section }`, only the
+   * strategies that configuration section added.
+   */
+  addPipeline(pipeline: ResiliencePipeline<T>, options: AddPipelineOptions = {}): this {
     this.assertNotBuilt();
-    this.entries.push({ type: 'pipeline', pipeline: pipeline });
+    this.entries.push({ type: 'pipeline', pipeline: pipeline, section: options.section });
     return this;
   }
 
@@ -266,6 +282,8 @@ export class ResiliencePipelineBuilder<T = unknown> {
       if ('pipeline' in entry) {
         if (!(entry.pipeline instanceof ResiliencePipeline))
           v.add('pipeline', entry.pipeline, RULES.instanceOf('ResiliencePipeline'));
+        else if (entry.section !== undefined && entry.pipeline.sectionAsStrategy(entry.section) === undefined)
+          v.add('section', entry.section, RULES.noSuchSection);
       } else if (typeof entry.options !== 'object' || entry.options === null) {
         v.add('options', entry.options, RULES.object);
       } else {
@@ -285,15 +303,32 @@ export class ResiliencePipelineBuilder<T = unknown> {
       strategyType,
     });
     const strategies: ResilienceStrategy<unknown>[] = [];
-    const descriptions: ResilienceStrategyDescription[] = [];
+    const descriptions: StrategyDescriptionSource[] = [];
+    const sections: (string | undefined)[] = [];
     for (const entry of this.entries) {
       if ('pipeline' in entry) {
-        strategies.push(...(entry.pipeline._components?.strategies ?? []));
-        descriptions.push(...entry.pipeline.describe());
+        const nested = entry.pipeline;
+        const section = entry.section;
+        if (section !== undefined) {
+          strategies.push(nested.sectionAsStrategy(section)!);
+          descriptions.push({ describe: () => nested.describeSection(section) });
+          sections.push(undefined);
+        } else if (nested._reloadable) {
+          // A registry's pipeline: run whatever it runs at the time of the call.
+          strategies.push(nested.asStrategy());
+          descriptions.push({ describe: () => nested.describe() });
+          sections.push(undefined);
+        } else {
+          const components = nested._components;
+          strategies.push(...(components?.strategies ?? []));
+          descriptions.push(...(components?.descriptions ?? []));
+          sections.push(...(components?.strategies ?? []).map(() => undefined));
+        }
         continue;
       }
       const name = (entry.options as { name?: string }).name;
       descriptions.push({ type: entry.type, name });
+      sections.push(entry.section);
       strategies.push(
         entry.create(entry.options, {
           timeProvider,
@@ -307,6 +342,7 @@ export class ResiliencePipelineBuilder<T = unknown> {
     return new ResiliencePipeline<T>({
       strategies,
       descriptions,
+      sections,
       timeProvider,
       telemetry: new StrategyTelemetry(source('pipeline'), listeners),
     });

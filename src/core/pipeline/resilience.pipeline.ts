@@ -15,11 +15,17 @@ import type { ResilienceStrategy, StrategyNext } from '../resilience-strategy.in
 /** @internal */
 export interface PipelineComponents {
   readonly strategies: readonly ResilienceStrategy<unknown>[];
-  /** What each of `strategies` is, in the same order. */
-  readonly descriptions: readonly ResilienceStrategyDescription[];
+  /** What each of `strategies` is, in the same order: a nested pipeline describes itself when asked. */
+  readonly descriptions: readonly StrategyDescriptionSource[];
+  /** The configuration section each of `strategies` came from (`retry`, `circuitBreaker`…), if any. */
+  readonly sections?: readonly (string | undefined)[];
   readonly telemetry: StrategyTelemetry;
   readonly timeProvider: TimeProvider;
 }
+
+/** A strategy's description, or a nested pipeline's strategies, read when the pipeline is described. @internal */
+export type StrategyDescriptionSource =
+  ResilienceStrategyDescription | { readonly describe: () => readonly ResilienceStrategyDescription[] };
 
 /** One strategy of a pipeline, as telemetry names it. */
 export interface ResilienceStrategyDescription {
@@ -29,9 +35,20 @@ export interface ResilienceStrategyDescription {
   readonly name: string | undefined;
 }
 
+/** What a pipeline runs: its components and the chain built from them. Replaced whole by a reload. */
+interface PipelineCore {
+  readonly components: PipelineComponents | undefined;
+  readonly head: StrategyNext<unknown>;
+  readonly telemetry: StrategyTelemetry | undefined;
+}
+
 /**
  * An immutable, reusable chain of strategies. Build one with `ResiliencePipelineBuilder` and share it:
  * strategies that keep state (a circuit breaker, a rate limiter) keep it across calls.
+ *
+ * A pipeline handed out by a `ResiliencePipelineRegistry` is the same object for the life of the
+ * registry: a reload gives it new strategies, which calls started afterwards run; a call in flight
+ * finishes with the strategies it started with.
  *
  * @publicApi
  */
@@ -39,40 +56,41 @@ export class ResiliencePipeline<T = unknown> {
   /** A pipeline with no strategies: executes the callback as it is. */
   static readonly empty: ResiliencePipeline<unknown> = new ResiliencePipeline<unknown>(undefined);
 
-  /** @internal */
-  readonly _components: PipelineComponents | undefined;
-  private readonly head: StrategyNext<unknown>;
-  private readonly telemetry: StrategyTelemetry | undefined;
+  private core: PipelineCore;
   private nested: ResilienceStrategy<unknown> | undefined;
+  /** Set by a registry on the pipelines it hands out: reloads replace their strategies. */
+  private reloadable = false;
 
   /** @internal Use `ResiliencePipelineBuilder`. */
   constructor(components: PipelineComponents | undefined) {
-    this._components = components;
-    this.telemetry = components?.telemetry.enabled ? components.telemetry : undefined;
-    // Stryker disable next-line ArrayDeclaration: only `ResiliencePipeline.empty` has no components, and it is built at import, before any test activates a mutant
-    const strategies = components?.strategies ?? [];
-    // heads[i] runs strategies i… and then the callback. Two or more strategies in a row that can run inline
-    // share one head (one promise hop and one closure pair per call for the whole run).
-    // Stryker disable next-line ArrayDeclaration: equivalent — every slot is assigned below before it is read
-    const heads: StrategyNext<unknown>[] = [];
-    heads[strategies.length] = invokeCallback;
-    for (let i = strategies.length - 1; i >= 0; i--) {
-      const strategy = strategies[i];
-      const next = heads[i + 1];
-      if (isInlineStrategy(strategy) && i + 1 < strategies.length && isInlineStrategy(strategies[i + 1])) {
-        const run: InlineStrategy<unknown>[] = [strategy];
-        for (let j = i + 1; j < strategies.length && run.length < MAX_INLINE_RUN; j++) {
-          const inner = strategies[j];
-          if (!isInlineStrategy(inner)) break;
-          run.push(inner);
-        }
-        const end = i + run.length;
-        heads[i] = inlineHead(run, heads.slice(i + 1, end + 1), heads[end]);
-      } else {
-        heads[i] = (context) => executeStrategy(strategy, next, context);
-      }
-    }
-    this.head = heads[0];
+    this.core = createCore(components);
+  }
+
+  /** @internal The strategies running now (a reload replaces them). */
+  get _components(): PipelineComponents | undefined {
+    return this.core.components;
+  }
+
+  /** @internal True for a pipeline whose strategies a registry may replace (see `_adopt`). */
+  get _reloadable(): boolean {
+    return this.reloadable;
+  }
+
+  /** @internal Marks a pipeline a registry hands out: its reloads replace its strategies. */
+  _markReloadable(): this {
+    this.reloadable = true;
+    return this;
+  }
+
+  /**
+   * @internal Makes this pipeline run `next`'s strategies from now on (a registry's reload). Returns a
+   * pipeline holding the strategies it ran until now, to be disposed once the reload is done.
+   */
+  _adopt(next: ResiliencePipeline<T>): ResiliencePipeline<T> {
+    const previous = new ResiliencePipeline<T>(undefined);
+    previous.core = this.core;
+    this.core = next.core;
+    return previous;
   }
 
   /**
@@ -86,43 +104,58 @@ export class ResiliencePipeline<T = unknown> {
     context?: ResilienceContext | ResilienceContextOptions,
     state?: S,
   ): Promise<R> {
+    const core = this.core;
     let ctx: ResilienceContext;
     if (context instanceof ResilienceContext) {
       // A context already in use (a nested call) gets its callback restored afterwards: the slower path.
-      if (this.telemetry || context._callback !== undefined) return this.executeWithContext(callback, context, state);
+      if (core.telemetry || context._callback !== undefined) return executeWithContext(core, callback, context, state);
       ctx = context;
     } else {
-      if (this.telemetry) return this.executeWithContext(callback, context, state);
+      if (core.telemetry) return executeWithContext(core, callback, context, state);
       ctx = new ResilienceContext(context);
     }
     ctx._callback = callback as ResilienceCallback<unknown, unknown>;
     // A context on this path has never run a callback, so it holds no state of an earlier call.
     if (state !== undefined) ctx._state = state;
     // No head throws synchronously (each catches what its strategy throws), so this is always a promise.
-    return this.head(ctx) as Promise<R>;
+    return core.head(ctx) as Promise<R>;
   }
 
   /**
    * This pipeline as one strategy of another: its strategies run in its place, around the rest of the
    * outer pipeline, on the outer call's context (one callback, one attempt count). A pipeline handed out
-   * by a registry keeps following its reloads. Use it with `builder.addStrategy`; `addPipeline` copies
-   * the strategies of a fixed pipeline instead.
+   * by a registry keeps following its reloads. `builder.addPipeline` uses it for such pipelines.
    */
   asStrategy(): ResilienceStrategy<unknown> {
-    return (this.nested ??= { execute: (next, context) => this.executeNested(next, context) });
+    return (this.nested ??= {
+      execute: (next, context) => runNested(this.core.components?.strategies ?? [], next, context),
+    });
   }
 
-  /** Runs the strategies of this pipeline with `next` as the innermost step. */
-  protected executeNested(next: StrategyNext<unknown>, context: ResilienceContext): Promise<unknown> {
-    const strategies = this._components?.strategies ?? [];
-    const step = (index: number, ctx: ResilienceContext): Promise<unknown> =>
-      index === strategies.length ? next(ctx) : executeStrategy(strategies[index], (c) => step(index + 1, c), ctx);
-    return step(0, context);
+  /**
+   * The strategies that the configuration section `section` (`retry`, `circuitBreaker`…) added to this
+   * pipeline, as one strategy of another pipeline — the same strategy objects, so the same circuit, the
+   * same limiter and the same telemetry name. Follows reloads like `asStrategy()`; a reload that drops
+   * the section leaves the step empty until one brings it back. `undefined` when the pipeline has no
+   * such section now.
+   */
+  sectionAsStrategy(section: string): ResilienceStrategy<unknown> | undefined {
+    if (sectionStrategies(this.core.components, section).length === 0) return undefined;
+    return { execute: (next, context) => runNested(sectionStrategies(this.core.components, section), next, context) };
+  }
+
+  /** The descriptions of the strategies `section` added (see `sectionAsStrategy`). @internal */
+  describeSection(section: string): readonly ResilienceStrategyDescription[] {
+    const components = this.core.components;
+    const sections = components?.sections;
+    if (!sections) return [];
+    return flattenDescriptions(components.descriptions.filter((_, index) => sections[index] === section));
   }
 
   /** The strategies of this pipeline, outermost first (those of a nested pipeline in its place). */
   describe(): readonly ResilienceStrategyDescription[] {
-    return this._components?.descriptions ?? [];
+    const descriptions = this.core.components?.descriptions;
+    return descriptions ? flattenDescriptions(descriptions) : [];
   }
 
   /** Like `execute`, but returns the final outcome instead of throwing. Never rejects. */
@@ -134,50 +167,104 @@ export class ResiliencePipeline<T = unknown> {
     return this.execute(callback, context, state).then(outcomeFromValue, outcomeFromError);
   }
 
-  private async executeWithContext<R, S>(
-    callback: ResilienceCallback<R, S>,
-    context: ResilienceContext | ResilienceContextOptions | undefined,
-    state: S | undefined,
-  ): Promise<R> {
-    const ctx = context instanceof ResilienceContext ? context : new ResilienceContext(context);
-    // A context may be reused by a nested pipeline call: restore what this call changes.
-    const previousCallback = ctx._callback;
-    const previousState = ctx._state;
-    const previousAttempt = ctx.attemptNumber;
-    ctx._callback = callback as ResilienceCallback<unknown, unknown>;
-    if (state !== previousState) ctx._state = state;
-    const telemetry = this.telemetry;
-    const started = telemetry ? this.now() : 0;
-    if (telemetry) telemetry.report('PipelineExecuting', 'debug', ctx, {});
-    let outcome: Outcome<R> | undefined;
-    try {
-      outcome = await settle(this.head(ctx) as Promise<R>);
-      return unwrapOutcome(outcome);
-    } finally {
-      ctx._callback = previousCallback;
-      if (state !== previousState) ctx._state = previousState;
-      ctx.attemptNumber = previousAttempt;
-      if (telemetry && outcome) {
-        telemetry.report('PipelineExecuted', outcome.ok ? 'information' : 'error', ctx, {
-          outcome,
-          duration: this.now() - started,
-        });
-      }
-    }
-  }
-
   /**
    * Releases what the pipeline's strategies hold (timers, waiting callers). Pipelines built by a registry
    * are disposed by the registry.
    */
   async dispose(): Promise<void> {
-    const strategies = this._components?.strategies;
+    const strategies = this.core.components?.strategies;
     if (strategies) await Promise.all(strategies.map((s) => Promise.resolve(s.dispose?.())));
   }
+}
 
-  private now(): number {
-    return this._components!.timeProvider.now();
+/** Builds the chain of `components`: heads[i] runs strategies i… and then the callback. */
+function createCore(components: PipelineComponents | undefined): PipelineCore {
+  // Stryker disable next-line ArrayDeclaration: only `ResiliencePipeline.empty` has no components, and it is built at import, before any test activates a mutant
+  const strategies = components?.strategies ?? [];
+  // Two or more strategies in a row that can run inline share one head (one promise hop and one closure
+  // pair per call for the whole run).
+  // Stryker disable next-line ArrayDeclaration: equivalent — every slot is assigned below before it is read
+  const heads: StrategyNext<unknown>[] = [];
+  heads[strategies.length] = invokeCallback;
+  for (let i = strategies.length - 1; i >= 0; i--) {
+    const strategy = strategies[i];
+    const next = heads[i + 1];
+    if (isInlineStrategy(strategy) && i + 1 < strategies.length && isInlineStrategy(strategies[i + 1])) {
+      const run: InlineStrategy<unknown>[] = [strategy];
+      for (let j = i + 1; j < strategies.length && run.length < MAX_INLINE_RUN; j++) {
+        const inner = strategies[j];
+        if (!isInlineStrategy(inner)) break;
+        run.push(inner);
+      }
+      const end = i + run.length;
+      heads[i] = inlineHead(run, heads.slice(i + 1, end + 1), heads[end]);
+    } else {
+      heads[i] = (context) => executeStrategy(strategy, next, context);
+    }
   }
+  return {
+    components,
+    head: heads[0],
+    telemetry: components?.telemetry.enabled ? components.telemetry : undefined,
+  };
+}
+
+/** A call with telemetry, or on a context already in use: restores what it changes on the context. */
+async function executeWithContext<R, S>(
+  core: PipelineCore,
+  callback: ResilienceCallback<R, S>,
+  context: ResilienceContext | ResilienceContextOptions | undefined,
+  state: S | undefined,
+): Promise<R> {
+  const ctx = context instanceof ResilienceContext ? context : new ResilienceContext(context);
+  // A context may be reused by a nested pipeline call: restore what this call changes.
+  const previousCallback = ctx._callback;
+  const previousState = ctx._state;
+  const previousAttempt = ctx.attemptNumber;
+  ctx._callback = callback as ResilienceCallback<unknown, unknown>;
+  if (state !== previousState) ctx._state = state;
+  const telemetry = core.telemetry;
+  const started = telemetry ? core.components!.timeProvider.now() : 0;
+  if (telemetry) telemetry.report('PipelineExecuting', 'debug', ctx, {});
+  let outcome: Outcome<R> | undefined;
+  try {
+    outcome = await settle(core.head(ctx) as Promise<R>);
+    return unwrapOutcome(outcome);
+  } finally {
+    ctx._callback = previousCallback;
+    if (state !== previousState) ctx._state = previousState;
+    ctx.attemptNumber = previousAttempt;
+    if (telemetry && outcome) {
+      telemetry.report('PipelineExecuted', outcome.ok ? 'information' : 'error', ctx, {
+        outcome,
+        duration: core.components!.timeProvider.now() - started,
+      });
+    }
+  }
+}
+
+/** Runs `strategies` with `next` as the innermost step (a pipeline nested in another). */
+function runNested(
+  strategies: readonly ResilienceStrategy<unknown>[],
+  next: StrategyNext<unknown>,
+  context: ResilienceContext,
+): Promise<unknown> {
+  const step = (index: number, ctx: ResilienceContext): Promise<unknown> =>
+    index === strategies.length ? next(ctx) : executeStrategy(strategies[index], (c) => step(index + 1, c), ctx);
+  return step(0, context);
+}
+
+function sectionStrategies(
+  components: PipelineComponents | undefined,
+  section: string,
+): readonly ResilienceStrategy<unknown>[] {
+  const sections = components?.sections;
+  if (!sections) return [];
+  return components.strategies.filter((_, index) => sections[index] === section);
+}
+
+function flattenDescriptions(sources: readonly StrategyDescriptionSource[]): readonly ResilienceStrategyDescription[] {
+  return sources.flatMap((source) => ('describe' in source ? source.describe() : [source]));
 }
 
 /**

@@ -63,9 +63,9 @@ export function applyPipelineConfig(
     if (value === undefined) continue;
     const numberOption = section.definition.numberOption;
     if (typeof value === 'number' && numberOption !== undefined) {
-      addSection(builder, section, { [numberOption]: value }, section.name, env, v);
+      addSection(builder, section, { [numberOption]: value }, section.name, env, v, section.name);
     } else if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
-      addSection(builder, section, { ...(value as Record<string, unknown>) }, section.name, env, v);
+      addSection(builder, section, { ...(value as Record<string, unknown>) }, section.name, env, v, section.name);
     } else {
       v.add(section.name, value, RULES.sectionValue(numberOption));
     }
@@ -99,6 +99,8 @@ function addSection(
   label: string,
   env: PipelineConfigEnvironment,
   v: OptionsValidator,
+  /** Set for a section of the configuration (not an entry of `strategies`). */
+  sectionName?: string,
 ): void {
   const registration = section.registration!;
   const definition = section.definition;
@@ -108,6 +110,7 @@ function addSection(
   const options = definition.fromConfig ? definition.fromConfig(data, env.services) : data;
   builder.addStrategy({
     ...strategyRegistration(registration, options, label),
+    section: sectionName,
     validate: (sectionIssues, o, pipeline) => {
       // Stryker disable next-line OptionalChaining: equivalent — every built-in registration (the only ones sections have) validates its options
       registration.validate?.(sectionIssues, o, pipeline);

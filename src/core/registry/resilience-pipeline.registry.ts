@@ -5,14 +5,13 @@ import {
 } from '../circuit-breaker/circuit-breaker.registration.js';
 import { InMemoryCircuitBreakerStateStore } from '../circuit-breaker/in-memory-circuit-breaker-state.store.js';
 import { CircuitBreakerManualControl } from '../circuit-breaker/circuit-breaker.manual-control.js';
-import type { ResilienceCallback, ResilienceContext, ResilienceContextOptions } from '../context/resilience.context.js';
 import type { OutcomePredicate } from '../outcome.predicates.js';
 import type { RateLimiter } from '../rate-limiter/rate-limiter.model.js';
 import { limiterFromOptions, type RateLimiterStrategyOptions } from '../rate-limiter/rate-limiter.options.js';
 import { ResiliencePipelineBuilder } from '../pipeline/resilience-pipeline.builder.js';
-import { ResiliencePipeline, type ResilienceStrategyDescription } from '../pipeline/resilience.pipeline.js';
+import type { ResiliencePipeline } from '../pipeline/resilience.pipeline.js';
 import { DISTRIBUTED_LIMITS_SERVICE, SHARED_LIMITER_SERVICE } from '../rate-limiter/rate-limiter.registration.js';
-import type { StrategyConfigEnvironment, StrategyNext, StrategyServiceKey } from '../resilience-strategy.interface.js';
+import type { StrategyConfigEnvironment, StrategyServiceKey } from '../resilience-strategy.interface.js';
 import { ResilienceValidationError, UnknownPipelineError, type ValidationIssue } from '../resilience.errors.js';
 import type { TelemetryListener } from '../telemetry/resilience-event.model.js';
 import { systemTimeProvider, type TimeProvider } from '../time/time.provider.js';
@@ -56,41 +55,14 @@ export type ConfigurePipeline<T> = (
   context: { readonly name: string; readonly key: string | undefined },
 ) => void;
 
-/**
- * The pipeline the registry hands out: a stable handle whose strategies can be swapped by `reload`,
- * so code that holds it picks up new options without asking again.
- */
-class RegisteredPipeline<T> extends ResiliencePipeline<T> {
-  constructor(public current: ResiliencePipeline<T>) {
-    super(undefined);
-  }
-
-  override execute<R extends T = T, S = void>(
-    callback: ResilienceCallback<R, S>,
-    context?: ResilienceContext | ResilienceContextOptions,
-    state?: S,
-  ): Promise<R> {
-    return this.current.execute(callback, context, state);
-  }
-
-  override dispose(): Promise<void> {
-    return this.current.dispose();
-  }
-
-  override describe(): readonly ResilienceStrategyDescription[] {
-    return this.current.describe();
-  }
-
-  protected override executeNested(next: StrategyNext<unknown>, context: ResilienceContext): Promise<unknown> {
-    return this.current.asStrategy().execute(next, context);
-  }
-}
-
 interface Entry {
   config?: PipelineConfig;
   configure?: ConfigurePipeline<unknown>;
-  /** By instance key; `''` is the pipeline without a key. */
-  instances: Map<string, RegisteredPipeline<unknown>>;
+  /**
+   * By instance key; `''` is the pipeline without a key. Each is the one object handed out for its name
+   * and key: a reload gives it new strategies.
+   */
+  instances: Map<string, ResiliencePipeline<unknown>>;
 }
 
 /**
@@ -208,11 +180,10 @@ export class ResiliencePipelineRegistry {
     let entry = this.entries.get(name);
     if (!entry) {
       entry = { configure: configure as ConfigurePipeline<unknown>, instances: new Map() };
-      const first = this.buildEntry(name, entry, key); // validates before registering
+      const first = this.buildEntry(name, entry, key)._markReloadable(); // validates before registering
       this.entries.set(name, entry);
-      const handle = new RegisteredPipeline(first);
-      entry.instances.set(key ?? '', handle);
-      return handle;
+      entry.instances.set(key ?? '', first);
+      return first;
     }
     return this.instance(name, entry, key);
   }
@@ -241,10 +212,7 @@ export class ResiliencePipelineRegistry {
     entry.config = config;
     entry.configure = undefined;
     const old: ResiliencePipeline<unknown>[] = [];
-    for (const [key, handle] of entry.instances) {
-      old.push(handle.current);
-      handle.current = rebuilt.get(key)!;
-    }
+    for (const [key, handle] of entry.instances) old.push(handle._adopt(rebuilt.get(key)!));
     await Promise.all(old.map((p) => p.dispose()));
   }
 
@@ -402,7 +370,7 @@ export class ResiliencePipelineRegistry {
 
   private *inspectedPipelines(): Iterable<InspectedPipeline> {
     for (const [name, entry] of this.entries) {
-      for (const [key, handle] of entry.instances) yield { name, key: key || undefined, pipeline: handle.current };
+      for (const [key, pipeline] of entry.instances) yield { name, key: key || undefined, pipeline };
     }
     for (const { name, key, ref } of this.external) {
       const pipeline = ref.deref();
@@ -441,13 +409,13 @@ export class ResiliencePipelineRegistry {
     if (this.disposed) throw new Error('The resilience pipeline registry has been disposed.');
   }
 
-  private instance(name: string, entry: Entry, key: string | undefined): RegisteredPipeline<unknown> {
-    let handle = entry.instances.get(key ?? '');
-    if (!handle) {
-      handle = new RegisteredPipeline(this.buildEntry(name, entry, key));
-      entry.instances.set(key ?? '', handle);
+  private instance(name: string, entry: Entry, key: string | undefined): ResiliencePipeline<unknown> {
+    let pipeline = entry.instances.get(key ?? '');
+    if (!pipeline) {
+      pipeline = this.buildEntry(name, entry, key)._markReloadable();
+      entry.instances.set(key ?? '', pipeline);
     }
-    return handle;
+    return pipeline;
   }
 
   private buildEntry(name: string, entry: Entry, given: string | undefined): ResiliencePipeline<unknown> {
