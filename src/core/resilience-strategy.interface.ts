@@ -27,7 +27,22 @@ export interface ResilienceStrategy<T = unknown> {
   execute(next: StrategyNext<T>, context: ResilienceContext): Promise<T>;
   /** Releases what the strategy holds (timers, queues); called by `ResiliencePipeline.dispose()`. */
   dispose?(): void | Promise<void>;
+  /**
+   * What inspection reads of the strategy — the registry's `circuits()` and `limiterStatistics()`, and so
+   * the admin API, health and the dashboard. Absent: nothing to inspect.
+   */
+  readonly ports?: StrategyPorts;
 }
+
+/**
+ * The ports a strategy offers to inspection. Each strategy folder adds its own by declaration merging
+ * (`circuit` from `circuit-breaker/`, `limiter` from `rate-limiter/`); a strategy of one's own may offer
+ * any of them.
+ *
+ * @publicApi
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by declaration merging
+export interface StrategyPorts {}
 
 /** What a strategy factory receives from the builder. @publicApi */
 export interface StrategyBuilderContext {

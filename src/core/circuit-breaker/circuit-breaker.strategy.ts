@@ -3,7 +3,12 @@ import { ResilienceContext } from '../context/resilience.context.js';
 import { outcomeFromError, outcomeFromValue, unwrapOutcome, type Outcome } from '../outcome.model.js';
 import { handleAllErrors } from '../outcome.predicates.js';
 import type { InlineStrategy } from '../inline-strategy.interface.js';
-import type { ResilienceStrategy, StrategyBuilderContext, StrategyNext } from '../resilience-strategy.interface.js';
+import type {
+  ResilienceStrategy,
+  StrategyBuilderContext,
+  StrategyNext,
+  StrategyPorts,
+} from '../resilience-strategy.interface.js';
 import {
   BrokenCircuitError,
   createLightweightError,
@@ -81,13 +86,45 @@ export function toCircuitPolicy(options: CircuitBreakerStrategyOptions<never>): 
  *
  * @internal
  */
+/**
+ * What inspection reads of a circuit breaker: where its circuit lives and the rules it applies, and how to
+ * drive it by hand.
+ *
+ * @publicApi
+ */
+export interface CircuitPort {
+  /** The circuit's key in its store (shared by every breaker that drives the same circuit). */
+  readonly circuitKey: string;
+  /** Where the circuit lives. */
+  readonly store: CircuitBreakerStateStore;
+  /** The rules the store applies. */
+  readonly policy: CircuitPolicy;
+  /** The state this process saw last. */
+  readonly circuitState: CircuitState;
+  /** The breaker's `name` option, when set. */
+  readonly strategyName: string | undefined;
+  /** Holds the circuit open until `close()`. */
+  isolate(): Promise<void>;
+  /** Closes (and resets) the circuit. */
+  close(): Promise<void>;
+}
+
+declare module '../resilience-strategy.interface.js' {
+  interface StrategyPorts {
+    /** The circuit a circuit breaker drives. */
+    readonly circuit?: CircuitPort;
+  }
+}
+
 export class CircuitBreakerStrategy<T>
-  implements ResilienceStrategy<T>, InlineStrategy<T>, ManualControlTarget, StateProviderTarget
+  implements ResilienceStrategy<T>, InlineStrategy<T>, ManualControlTarget, StateProviderTarget, CircuitPort
 {
   readonly circuitKey: string;
+  readonly ports: StrategyPorts = { circuit: this };
   circuitState: CircuitState = 'closed';
   lastHandledOutcome: Outcome<unknown> | undefined;
 
+  readonly strategyName: string | undefined;
   /** @internal The rules the store applies (read by state inspection). */
   readonly policy: CircuitPolicy;
   /** @internal Where the circuit lives (read by state inspection). */
@@ -121,6 +158,7 @@ export class CircuitBreakerStrategy<T>
     readonly options: CircuitBreakerStrategyOptions<T>,
     context: StrategyBuilderContext,
   ) {
+    this.strategyName = options.name;
     this.policy = toCircuitPolicy(options);
     this.store = options.stateStore ?? new InMemoryCircuitBreakerStateStore();
     this.circuitKey =

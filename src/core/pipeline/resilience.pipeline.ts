@@ -10,7 +10,7 @@ import type { TimeProvider } from '../time/time.provider.js';
 import { invokeCallback } from './callback.invoker.js';
 import { isInlineStrategy, type InlineStrategy } from '../inline-strategy.interface.js';
 import { inlineHead, MAX_INLINE_RUN } from './inline.runner.js';
-import type { ResilienceStrategy, StrategyNext } from '../resilience-strategy.interface.js';
+import type { ResilienceStrategy, StrategyNext, StrategyPorts } from '../resilience-strategy.interface.js';
 
 /** @internal */
 export interface PipelineComponents {
@@ -150,6 +150,16 @@ export class ResiliencePipeline<T = unknown> {
     const sections = components?.sections;
     if (!sections) return [];
     return flattenDescriptions(components.descriptions.filter((_, index) => sections[index] === section));
+  }
+
+  /**
+   * What inspection reads of the strategies this pipeline runs now (circuits, limiters), outermost
+   * first; a nested registry pipeline is inspected under its own name, not here. @internal
+   */
+  strategyPorts(): StrategyPorts[] {
+    const ports: StrategyPorts[] = [];
+    for (const strategy of this.core.components?.strategies ?? []) if (strategy.ports) ports.push(strategy.ports);
+    return ports;
   }
 
   /** The strategies of this pipeline, outermost first (those of a nested pipeline in its place). */

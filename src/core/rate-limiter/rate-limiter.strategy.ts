@@ -1,5 +1,10 @@
 import type { ResilienceContext } from '../context/resilience.context.js';
-import type { ResilienceStrategy, StrategyBuilderContext, StrategyNext } from '../resilience-strategy.interface.js';
+import type {
+  ResilienceStrategy,
+  StrategyBuilderContext,
+  StrategyNext,
+  StrategyPorts,
+} from '../resilience-strategy.interface.js';
 import { createLightweightError, RateLimiterRejectedError } from '../resilience.errors.js';
 import type { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
 import { isThenable } from '../utils/is-thenable.util.js';
@@ -14,8 +19,16 @@ import { limiterFromOptions, type RateLimiterStrategyOptions } from './rate-limi
  *
  * @internal
  */
+declare module '../resilience-strategy.interface.js' {
+  interface StrategyPorts {
+    /** The limiter a rate or concurrency limiter admits calls with. */
+    readonly limiter?: RateLimiter;
+  }
+}
+
 export class RateLimiterStrategy<T> implements ResilienceStrategy<T> {
   readonly limiter: RateLimiter;
+  readonly ports: StrategyPorts;
   private readonly telemetry: StrategyTelemetry;
 
   constructor(
@@ -23,6 +36,7 @@ export class RateLimiterStrategy<T> implements ResilienceStrategy<T> {
     context: StrategyBuilderContext,
   ) {
     this.limiter = limiterFromOptions(options, context.timeProvider);
+    this.ports = { limiter: this.limiter };
     this.telemetry = context.telemetry;
   }
 

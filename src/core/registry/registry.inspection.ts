@@ -1,4 +1,4 @@
-import { CircuitBreakerStrategy } from '../circuit-breaker/circuit-breaker.strategy.js';
+import type { CircuitPort } from '../circuit-breaker/circuit-breaker.strategy.js';
 import type {
   CircuitBreakerKind,
   CircuitPolicy,
@@ -9,7 +9,7 @@ import type { ResiliencePipeline } from '../pipeline/resilience.pipeline.js';
 import { ConcurrencyLimiter } from '../rate-limiter/limiters/concurrency.limiter.js';
 import type { RateLimiter } from '../rate-limiter/rate-limiter.model.js';
 import type { RateLimiterStrategyOptions } from '../rate-limiter/rate-limiter.options.js';
-import { RateLimiterStrategy } from '../rate-limiter/rate-limiter.strategy.js';
+import type { TimeProvider } from '../time/time.provider.js';
 
 /**
  * One circuit as its store holds it now: who owns it, its state, the figures of its window and when it
@@ -91,7 +91,79 @@ export interface InspectedLimiter {
 interface BreakerRef {
   readonly name: string;
   readonly key: string | undefined;
-  readonly breaker: CircuitBreakerStrategy<unknown>;
+  readonly breaker: CircuitPort;
+}
+
+/**
+ * What a registry knows and inspection reads: the pipelines it hands out, those other code built with its
+ * `createBuilder` (decorated methods' own strategies; held weakly), and its shared limiters. Reads every
+ * strategy through its ports (`circuit`, `limiter`).
+ *
+ * @internal
+ */
+export class RegistryInspector {
+  /** Pipelines built from `createBuilder` by other code, held weakly: being inspectable keeps none alive. */
+  private external: { name: string; key: string | undefined; ref: WeakRef<ResiliencePipeline<unknown>> }[] = [];
+
+  constructor(
+    private readonly registered: () => Iterable<InspectedPipeline>,
+    private readonly sharedLimiters: () => Iterable<InspectedLimiter>,
+    private readonly timeProvider: TimeProvider,
+  ) {}
+
+  /** Makes a pipeline built by other code inspectable under `name`. */
+  track(name: string, key: string | undefined, pipeline: ResiliencePipeline<unknown>): void {
+    // Stryker disable next-line ConditionalExpression,EqualityOperator,MethodExpression: equivalent — pruning bounds memory only; which live pipelines are listed does not change
+    if (this.external.length >= 1_024) this.external = this.external.filter((e) => e.ref.deref() !== undefined);
+    this.external.push({ name, key, ref: new WeakRef<ResiliencePipeline<unknown>>(pipeline) });
+  }
+
+  /** Every circuit, one entry per circuit however many pipelines share it. */
+  circuits(): Promise<CircuitInfo[]> {
+    const now = this.timeProvider.now();
+    return Promise.all(findBreakers(this.pipelines()).map((ref) => readCircuit(ref, now)));
+  }
+
+  /** The circuit of `name` (instance `key`), if it has one. */
+  async circuitState(name: string, key: string | undefined): Promise<CircuitInfo | undefined> {
+    const [ref] = this.breakerRefs(name, key ?? '');
+    return ref ? readCircuit(ref, this.timeProvider.now()) : undefined;
+  }
+
+  /** The breakers of `name`: of instance `key` (`''`: the one without a key), or of every instance. */
+  breakers(name: string, key: string | undefined): CircuitPort[] {
+    return this.breakerRefs(name, key).map((ref) => ref.breaker);
+  }
+
+  /** The names of every pipeline built by other code and still alive. */
+  trackedNames(): string[] {
+    return [...this.pipelines()].map((p) => p.name);
+  }
+
+  private breakerRefs(name: string, key: string | undefined): BreakerRef[] {
+    const matching = [...this.pipelines()].filter(
+      (p) => p.name === name && (key === undefined || p.key === (key || undefined)),
+    );
+    return findBreakers(matching);
+  }
+
+  /** Figures of every limiter. */
+  limiterStatistics(): LimiterInfo[] {
+    return describeLimiters(this.sharedLimiters(), this.pipelines());
+  }
+
+  clear(): void {
+    this.external.length = 0;
+  }
+
+  private *pipelines(): Iterable<InspectedPipeline> {
+    yield* this.registered();
+    for (const { name, key, ref } of this.external) {
+      const pipeline = ref.deref();
+      // Stryker disable next-line ConditionalExpression: equivalent in tests — false only once the garbage collector dropped the pipeline
+      if (pipeline) yield { name, key, pipeline };
+    }
+  }
 }
 
 /** The circuit breakers of the given pipelines, one per circuit key and store (the first owner wins). @internal */
@@ -99,9 +171,8 @@ export function findBreakers(pipelines: Iterable<InspectedPipeline>): BreakerRef
   const seen = new Map<unknown, Set<string>>();
   const found: BreakerRef[] = [];
   for (const { name, key, pipeline } of pipelines) {
-    for (const strategy of pipeline._components!.strategies) {
-      if (!(strategy instanceof CircuitBreakerStrategy)) continue;
-      const breaker = strategy as CircuitBreakerStrategy<unknown>;
+    for (const { circuit: breaker } of pipeline.strategyPorts()) {
+      if (!breaker) continue;
       let keys = seen.get(breaker.store);
       if (!keys) seen.set(breaker.store, (keys = new Set()));
       if (keys.has(breaker.circuitKey)) continue;
@@ -136,7 +207,7 @@ function toCircuitInfo(
   return {
     pipelineName: ref.name,
     instanceKey: ref.key,
-    strategyName: breaker.options.name,
+    strategyName: breaker.strategyName,
     circuitKey: breaker.circuitKey,
     kind: policy.kind,
     state,
@@ -191,10 +262,8 @@ export function describeLimiters(
     result.push(describeLimiter(s.name, s.key, s.section, s.limiter, s.options));
   }
   for (const { name, key, pipeline } of pipelines) {
-    for (const strategy of pipeline._components!.strategies) {
-      if (!(strategy instanceof RateLimiterStrategy)) continue;
-      const limiter = (strategy as RateLimiterStrategy<unknown>).limiter;
-      if (described.has(limiter)) continue;
+    for (const { limiter } of pipeline.strategyPorts()) {
+      if (!limiter || described.has(limiter)) continue;
       described.add(limiter);
       result.push(describeLimiter(name, key, 'strategy', limiter, undefined));
     }

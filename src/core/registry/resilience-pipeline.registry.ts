@@ -1,17 +1,11 @@
 import type { CircuitBreakerStateStore } from '../circuit-breaker/circuit-breaker-state-store.interface.js';
-import {
-  CIRCUIT_CONTROL_SERVICE,
-  CIRCUIT_STATE_STORE_SERVICE,
-} from '../circuit-breaker/circuit-breaker.registration.js';
 import { InMemoryCircuitBreakerStateStore } from '../circuit-breaker/in-memory-circuit-breaker-state.store.js';
-import { CircuitBreakerManualControl } from '../circuit-breaker/circuit-breaker.manual-control.js';
+import type { CircuitBreakerManualControl } from '../circuit-breaker/circuit-breaker.manual-control.js';
 import type { OutcomePredicate } from '../outcome.predicates.js';
 import type { RateLimiter } from '../rate-limiter/rate-limiter.model.js';
-import { limiterFromOptions, type RateLimiterStrategyOptions } from '../rate-limiter/rate-limiter.options.js';
+import type { RateLimiterStrategyOptions } from '../rate-limiter/rate-limiter.options.js';
 import { ResiliencePipelineBuilder } from '../pipeline/resilience-pipeline.builder.js';
 import type { ResiliencePipeline } from '../pipeline/resilience.pipeline.js';
-import { DISTRIBUTED_LIMITS_SERVICE, SHARED_LIMITER_SERVICE } from '../rate-limiter/rate-limiter.registration.js';
-import type { StrategyConfigEnvironment, StrategyServiceKey } from '../resilience-strategy.interface.js';
 import { ResilienceValidationError, UnknownPipelineError, type ValidationIssue } from '../resilience.errors.js';
 import type { TelemetryListener } from '../telemetry/resilience-event.model.js';
 import { systemTimeProvider, type TimeProvider } from '../time/time.provider.js';
@@ -21,12 +15,10 @@ import { applyPipelineConfig } from './pipeline-config.builder.js';
 import type { PipelineConfig, PipelineConfigData } from './pipeline-config.model.js';
 import { PredicateRegistry } from './predicate.registry.js';
 import { RULES } from '../resilience.messages.js';
+import { PipelineSharedState, type SharedLimitSection } from './pipeline-shared.state.js';
 import {
-  describeLimiters,
-  findBreakers,
-  readCircuit,
+  RegistryInspector,
   type CircuitInfo,
-  type InspectedLimiter,
   type InspectedPipeline,
   type LimiterInfo,
 } from './registry.inspection.js';
@@ -85,16 +77,10 @@ export class ResiliencePipelineRegistry {
   /** The clock of every pipeline of the registry. */
   readonly timeProvider: TimeProvider;
   private readonly entries = new Map<string, Entry>();
-  private readonly controls = new Map<string, CircuitBreakerManualControl>();
-  /** Limiters shared per pipeline name, key and section. */
-  private readonly limiters = new Map<string, RateLimiter>();
-  /** What the shared limiters were made from, for `limiterStatistics()`. */
-  private readonly limiterSources = new Map<RateLimiter, InspectedLimiter>();
-  /**
-   * Pipelines built from `createBuilder` by other code (decorated methods), for `circuits()`. Held weakly:
-   * a pipeline nobody keeps is not kept alive by being inspectable.
-   */
-  private external: { name: string; key: string | undefined; ref: WeakRef<ResiliencePipeline<unknown>> }[] = [];
+  /** Circuit controls and limiters shared by name. */
+  private readonly shared: PipelineSharedState;
+  /** Circuits and limiters of every pipeline the registry hands out or built for other code. */
+  private readonly inspector: RegistryInspector;
   /** Pipelines that failed validation in a collecting `addPipelines`, with their problems. */
   private readonly invalid = new Map<string, readonly ValidationIssue[]>();
   private disposed = false;
@@ -103,6 +89,12 @@ export class ResiliencePipelineRegistry {
   constructor(private readonly options: ResiliencePipelineRegistryOptions = {}) {
     this.stateStore = options.stateStore ?? new InMemoryCircuitBreakerStateStore();
     this.timeProvider = options.timeProvider ?? systemTimeProvider;
+    this.shared = new PipelineSharedState(this.stateStore, this.timeProvider, options.distributedLimiter);
+    this.inspector = new RegistryInspector(
+      () => this.registeredInstances(),
+      () => this.shared.sharedLimiters(),
+      this.timeProvider,
+    );
     for (const [name, predicate] of Object.entries(options.predicates ?? {})) this.predicates.register(name, predicate);
     if (options.pipelines !== undefined && options.pipelines !== null) this.addPipelines(options.pipelines);
   }
@@ -221,9 +213,7 @@ export class ResiliencePipelineRegistry {
    * method naming the pipeline's circuit breaker is driven by it.
    */
   circuitControl(name: string): CircuitBreakerManualControl {
-    let control = this.controls.get(name);
-    if (!control) this.controls.set(name, (control = new CircuitBreakerManualControl()));
-    return control;
+    return this.shared.circuitControl(name);
   }
 
   /**
@@ -233,24 +223,10 @@ export class ResiliencePipelineRegistry {
   sharedLimiter(
     name: string,
     key: string | undefined,
-    section: 'rateLimiter' | 'concurrencyLimiter',
+    section: SharedLimitSection,
     options: RateLimiterStrategyOptions,
   ): RateLimiter {
-    const instanceKey = key || undefined; // '' is the pipeline without a key, as for getPipeline
-    const id = [name, instanceKey, section].join('\u0000'); // undefined joins as ''
-    let limiter = this.limiters.get(id);
-    if (!limiter) {
-      if (options.distributed) {
-        // Validated: a distributed limit is refused at start-up where there is no distributedLimiter.
-        const factory = this.options.distributedLimiter!;
-        limiter = factory([name, instanceKey, section].filter((p) => p !== undefined).join(':'), options);
-      } else {
-        limiter = limiterFromOptions(options, this.timeProvider);
-      }
-      this.limiters.set(id, limiter);
-      this.limiterSources.set(limiter, { name, key: instanceKey, section, options, limiter });
-    }
-    return limiter;
+    return this.shared.sharedLimiter(name, key, section, options);
   }
 
   /**
@@ -258,19 +234,16 @@ export class ResiliencePipelineRegistry {
    * a shared store (Redis) this is the fleet's view. One entry per circuit, however many pipelines
    * share it.
    */
-  async circuits(): Promise<CircuitInfo[]> {
-    const now = this.timeProvider.now();
-    return Promise.all(findBreakers(this.inspectedPipelines()).map((ref) => readCircuit(ref, now)));
+  circuits(): Promise<CircuitInfo[]> {
+    return this.inspector.circuits();
   }
 
   /**
    * The circuit of the named pipeline (and instance `key`), or undefined if it has no circuit breaker
    * or that instance was never used.
    */
-  async circuitState(name: string, key?: string): Promise<CircuitInfo | undefined> {
-    const matching = [...this.inspectedPipelines()].filter((p) => p.name === name && p.key === (key || undefined));
-    const [ref] = findBreakers(matching);
-    return ref ? readCircuit(ref, this.timeProvider.now()) : undefined;
+  circuitState(name: string, key?: string): Promise<CircuitInfo | undefined> {
+    return this.inspector.circuitState(name, key);
   }
 
   /**
@@ -289,7 +262,7 @@ export class ResiliencePipelineRegistry {
 
   /** Permits in use and queue lengths of every limiter of the registry's pipelines. */
   limiterStatistics(): LimiterInfo[] {
-    return describeLimiters(this.limiterSources.values(), this.inspectedPipelines());
+    return this.inspector.limiterStatistics();
   }
 
   /** Registers a predicate that configuration can name. */
@@ -311,10 +284,8 @@ export class ResiliencePipelineRegistry {
     const all = [...this.entries.values()].flatMap((e) => [...e.instances.values()]);
     this.entries.clear();
     await Promise.all(all.map((p) => p.dispose()));
-    for (const limiter of this.limiters.values()) limiter.dispose();
-    this.limiters.clear();
-    this.limiterSources.clear();
-    this.external.length = 0;
+    this.shared.dispose();
+    this.inspector.clear();
   }
 
   /**
@@ -334,7 +305,7 @@ export class ResiliencePipelineRegistry {
     applyPipelineConfig(
       builder,
       config,
-      { predicates: this.predicates, services: this.services(name, undefined), sharedWith: name },
+      { predicates: this.predicates, services: this.shared.services(name, undefined), sharedWith: name },
       issues,
     );
   }
@@ -348,34 +319,22 @@ export class ResiliencePipelineRegistry {
     const build = builder.build.bind(builder);
     builder.build = () => {
       const pipeline = build();
-      if (!this.disposed) {
-        // Stryker disable next-line ConditionalExpression,EqualityOperator,MethodExpression: equivalent — pruning bounds memory only; which live pipelines are listed does not change
-        if (this.external.length >= 1_024) this.external = this.external.filter((e) => e.ref.deref() !== undefined);
-        this.external.push({ name, key, ref: new WeakRef<ResiliencePipeline<unknown>>(pipeline) });
-      }
+      if (!this.disposed) this.inspector.track(name, key, pipeline);
       return pipeline;
     };
     return builder;
   }
 
   private async driveCircuits(name: string, key: string | undefined, action: 'isolate' | 'close'): Promise<number> {
-    const matching = [...this.inspectedPipelines()].filter(
-      (p) => p.name === name && (key === undefined || p.key === (key || undefined)),
-    );
-    const breakers = findBreakers(matching);
+    const breakers = this.inspector.breakers(name, key);
     if (key === undefined && this.entries.has(name)) await this.circuitControl(name)[action]();
-    await Promise.all(breakers.map((ref) => ref.breaker[action]()));
+    await Promise.all(breakers.map((breaker) => breaker[action]()));
     return breakers.length;
   }
 
-  private *inspectedPipelines(): Iterable<InspectedPipeline> {
+  private *registeredInstances(): Iterable<InspectedPipeline> {
     for (const [name, entry] of this.entries) {
       for (const [key, pipeline] of entry.instances) yield { name, key: key || undefined, pipeline };
-    }
-    for (const { name, key, ref } of this.external) {
-      const pipeline = ref.deref();
-      // Stryker disable next-line ConditionalExpression: equivalent in tests — false only once the garbage collector dropped the pipeline
-      if (pipeline) yield { name, key, pipeline };
     }
   }
 
@@ -388,21 +347,6 @@ export class ResiliencePipelineRegistry {
       random: this.options.random,
       validationPath,
     });
-  }
-
-  /** What strategies from configuration may ask for; a pipeline name shares its control and limiters. */
-  private services(name: string | undefined, key: string | undefined): StrategyConfigEnvironment {
-    const services = new Map<StrategyServiceKey<unknown>, unknown>([[CIRCUIT_STATE_STORE_SERVICE, this.stateStore]]);
-    if (this.options.distributedLimiter) services.set(DISTRIBUTED_LIMITS_SERVICE, true);
-    if (name !== undefined) {
-      services.set(CIRCUIT_CONTROL_SERVICE, this.circuitControl(name));
-      services.set(
-        SHARED_LIMITER_SERVICE,
-        (section: 'rateLimiter' | 'concurrencyLimiter', o: RateLimiterStrategyOptions) =>
-          this.sharedLimiter(name, key, section, o),
-      );
-    }
-    return { service: <S>(serviceKey: StrategyServiceKey<S>) => services.get(serviceKey) as S | undefined };
   }
 
   private assertNotDisposed(): void {
@@ -445,7 +389,7 @@ export class ResiliencePipelineRegistry {
     applyPipelineConfig(
       builder,
       config,
-      { predicates: this.predicates, services: this.services(name, key) },
+      { predicates: this.predicates, services: this.shared.services(name, key) },
       configIssues,
     );
     v.addIssues(configIssues.problems);
