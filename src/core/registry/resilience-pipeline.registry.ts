@@ -185,6 +185,16 @@ export class ResiliencePipelineRegistry {
     return [...this.entries.keys(), ...this.invalid.keys()].sort();
   }
 
+  /**
+   * Every name `circuits()`, `circuitState()` and `isolateCircuit()` can answer to: the pipelines given
+   * (valid or not) and those built with `createBuilder` that are still in use (decorated methods,
+   * `Class.method`). For validating names that options give.
+   */
+  get knownPipelineNames(): string[] {
+    const built = this.external.filter((e) => e.ref.deref() !== undefined).map((e) => e.name);
+    return [...new Set([...this.declaredPipelineNames, ...built])].sort();
+  }
+
   /** The pipeline registered under `name` (and its instance for `key`). Throws `UnknownPipelineError`. */
   getPipeline<T = unknown>(name: string, key?: string): ResiliencePipeline<T> {
     const pipeline = this.tryGetPipeline<T>(name, key);
