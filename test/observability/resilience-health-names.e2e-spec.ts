@@ -178,6 +178,19 @@ describe('Terminus health rules and include lists by pipeline name', () => {
     expect(error.message).toContain('Invalid resilience health options (3 problems)');
   });
 
+  it('rules given as anything but an object of rules by name are refused when the module is defined', () => {
+    let error: unknown;
+    try {
+      ResilienceHealthModule.forRoot({ pipelines: 'payments' as never });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ResilienceValidationError);
+    expect((error as ResilienceValidationError).issues).toEqual([
+      { path: 'health.pipelines', value: 'payments', rule: 'must be an object of rules by pipeline name' },
+    ]);
+  });
+
   it('a check with its own rules naming an unknown pipeline throws the same error', async () => {
     await start({});
     const indicator = app!.get(ResilienceHealthIndicator);
