@@ -23,6 +23,13 @@ export const NEST_RULES = {
     const list = `known: ${known.join(', ') || 'none'}`;
     return `is not a registered pipeline (${closest === undefined ? list : `did you mean "${closest}"?; ${list}`})`;
   },
+  notAPipelineName: (name: string, known: readonly string[]) => {
+    const closest = closestName(name, known);
+    const list = `known: ${known.join(', ') || 'none'}`;
+    return `names no pipeline or decorated method (${closest === undefined ? list : `did you mean "${closest}"?; ${list}`})`;
+  },
+  noPipelineNamed: (name: string, known: readonly string[]) =>
+    withHint(`No resilience pipeline or decorated method is named "${name}"`, name, known) + '.',
   missingSection: (section: string) => `names a pipeline without a "${section}" section`,
   boundElsewhere:
     'is a request-scoped or transient class whose decorated methods another application in this process already bound; run one application per process or make the class a singleton',

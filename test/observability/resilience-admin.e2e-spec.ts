@@ -198,6 +198,29 @@ describe('ResilienceAdminModule with the app guard', () => {
     await operator(request(app.getHttpServer()).post('/ops/resilience/circuits/search/isolate')).expect(404);
   });
 
+  it('answers 404 naming the closest pipeline for a name that is no pipeline, and drives nothing', async () => {
+    for (const [method, path] of [
+      ['get', '/ops/resilience/circuits/paymnts'],
+      ['post', '/ops/resilience/circuits/paymnts/isolate'],
+      ['post', '/ops/resilience/circuits/paymnts/close'],
+    ] as const) {
+      const res = await operator(request(app.getHttpServer())[method](path)).expect(404);
+      expect(res.body).toEqual({
+        statusCode: 404,
+        error: 'Not Found',
+        message: 'No resilience pipeline or decorated method is named "paymnts" (did you mean "payments"?).',
+      });
+    }
+    const far = await operator(request(app.getHttpServer()).post('/ops/resilience/circuits/ledger/isolate')).expect(
+      404,
+    );
+    expect(far.body.message).toBe('No resilience pipeline or decorated method is named "ledger".');
+    // A pipeline without a circuit breaker is known: it still has no circuit to show.
+    const search = await operator(request(app.getHttpServer()).get('/ops/resilience/circuits/search')).expect(404);
+    expect(search.body.message).toBe('No circuit breaker of that name.');
+    expect((await registry.circuitState('payments'))?.state).toBe('closed');
+  });
+
   it('streams telemetry events to a client as server-sent events, without the per-call ones', async () => {
     const url = `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/ops/resilience/events`;
     const received: string[] = [];

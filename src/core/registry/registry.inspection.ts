@@ -135,7 +135,7 @@ export class RegistryInspector {
     return this.breakerRefs(name, key).map((ref) => ref.breaker);
   }
 
-  /** The names of every pipeline built by other code and still alive. */
+  /** The names of every pipeline inspected: the registry's and those built by other code still alive. */
   trackedNames(): string[] {
     return [...this.pipelines()].map((p) => p.name);
   }

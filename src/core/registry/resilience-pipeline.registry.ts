@@ -149,6 +149,15 @@ export class ResiliencePipelineRegistry {
     return [...this.entries.keys(), ...this.invalid.keys()].sort();
   }
 
+  /**
+   * Every name `circuits()`, `circuitState()` and `isolateCircuit()` can answer to: the pipelines given
+   * (valid or not) and those built with `createBuilder` that are still in use (decorated methods,
+   * `Class.method`). For validating names that options give.
+   */
+  get knownPipelineNames(): string[] {
+    return [...new Set([...this.declaredPipelineNames, ...this.inspector.trackedNames()])].sort();
+  }
+
   /** The pipeline registered under `name` (and its instance for `key`). Throws `UnknownPipelineError`. */
   getPipeline<T = unknown>(name: string, key?: string): ResiliencePipeline<T> {
     const pipeline = this.tryGetPipeline<T>(name, key);

@@ -23,6 +23,7 @@ import { RESILIENCE_ADMIN_OPTIONS, type ResolvedAdminOptions } from './resilienc
 import { ResilienceEventStream, type PipelineStatistics } from './resilience-event.stream.js';
 import { RESILIENCE_EVENT_STREAM } from '../observability/telemetry-listeners.factory.js';
 import type { ResilienceEventSummary } from '../observability/telemetry-event.summary.js';
+import { NEST_RULES } from '../resilience.messages.js';
 
 /** One strategy of a pipeline, outermost first. @publicApi */
 export interface AdminStrategyDescription {
@@ -69,6 +70,7 @@ export class ResilienceAdminController {
 
   @Get('circuits/:name')
   async circuit(@Param('name') name: string, @Query('key') key?: string): Promise<CircuitInfo> {
+    this.requireKnown(name);
     const circuit = await this.registry.circuitState(name, key || undefined);
     if (!circuit) throw new NotFoundException('No circuit breaker of that name.');
     return circuit;
@@ -148,6 +150,7 @@ export class ResilienceAdminController {
 
   private async drive(name: string, key: string | undefined, action: 'isolate' | 'close'): Promise<CircuitInfo[]> {
     if (!this.options.control) throw new ForbiddenException('Circuit control is not enabled.');
+    this.requireKnown(name);
     const instance = key || undefined;
     const driven =
       action === 'isolate'
@@ -157,6 +160,12 @@ export class ResilienceAdminController {
     return (await this.registry.circuits()).filter(
       (c) => c.pipelineName === name && (instance === undefined || c.instanceKey === instance),
     );
+  }
+
+  /** 404 for a name that is no pipeline or decorated method, with the closest one when there is one. */
+  private requireKnown(name: string): void {
+    const known = this.registry.knownPipelineNames;
+    if (!known.includes(name)) throw new NotFoundException(NEST_RULES.noPipelineNamed(name, known));
   }
 
   private requireDashboard(): void {

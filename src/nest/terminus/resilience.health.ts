@@ -1,6 +1,7 @@
-import { Inject, Injectable, Module, Optional, type DynamicModule } from '@nestjs/common';
+import { Inject, Injectable, Module, Optional, type DynamicModule, type OnApplicationBootstrap } from '@nestjs/common';
 import { HealthIndicatorService, TerminusModule, type HealthIndicatorResult } from '@nestjs/terminus';
 import { OptionsValidator, ResiliencePipelineRegistry, type CircuitInfo, type CircuitState } from '../../core/index.js';
+import { NEST_RULES } from '../resilience.messages.js';
 
 /** Which circuit states make the check `down` or `degraded`. @publicApi */
 export interface CircuitHealthRule {
@@ -10,11 +11,19 @@ export interface CircuitHealthRule {
   degraded?: readonly CircuitState[];
 }
 
-/** Options of `ResilienceHealthModule.forRoot`: which circuits make the health check down or degraded. @publicApi */
+/**
+ * Options of `ResilienceHealthModule.forRoot`: which circuits make the health check down or degraded.
+ *
+ * `pipelines` and `include` name pipelines as `registry.circuits()` lists them (`CircuitInfo.pipelineName`):
+ * a named pipeline by its name (every instance key of it), a method with inline decorators by
+ * `Class.method`. A name that is neither fails the application's start.
+ *
+ * @publicApi
+ */
 export interface ResilienceHealthOptions extends CircuitHealthRule {
   /** Rules for named pipelines (e.g. `{ payments: { down: ['open', 'half-open', 'isolated'] } }`). */
   pipelines?: Readonly<Record<string, CircuitHealthRule>>;
-  /** Only report these pipelines. Default: every circuit. */
+  /** Only report the circuits of these pipelines. Default: every circuit. */
   include?: readonly string[];
 }
 
@@ -38,7 +47,7 @@ const DEFAULT_DEGRADED: readonly CircuitState[] = ['open', 'half-open'];
  * @publicApi
  */
 @Injectable()
-export class ResilienceHealthIndicator {
+export class ResilienceHealthIndicator implements OnApplicationBootstrap {
   private readonly defaults: ResilienceHealthOptions;
 
   constructor(
@@ -50,12 +59,23 @@ export class ResilienceHealthIndicator {
     validateHealthOptions(this.defaults);
   }
 
-  /** Checks every circuit; `options` override the module's for this check. */
+  /**
+   * Checks the pipeline names of the rules and `include` list once every pipeline and decorated method
+   * is known (decorated methods are bound at module init): an unknown one fails the start.
+   */
+  onApplicationBootstrap(): void {
+    validateHealthOptions(this.defaults, this.registry.knownPipelineNames);
+  }
+
+  /**
+   * Checks every circuit; `options` override the module's for this check (a name in them that names no
+   * pipeline throws a `ResilienceValidationError`).
+   */
   async isHealthy<const Key extends string>(
     key: Key,
     options?: ResilienceHealthOptions,
   ): Promise<HealthIndicatorResult<Key>> {
-    if (options) validateHealthOptions(options);
+    if (options) validateHealthOptions(options, this.registry.knownPipelineNames);
     const o = { ...this.defaults, ...options };
     const session = this.indicator.check(key);
     const circuits = (await this.registry.circuits()).filter((c) => !o.include || o.include.includes(c.pipelineName));
@@ -79,7 +99,8 @@ export class ResilienceHealthIndicator {
 }
 
 function statusOf(circuit: CircuitInfo, o: ResilienceHealthOptions): 'up' | 'degraded' | 'down' {
-  const rule = o.pipelines?.[circuit.pipelineName];
+  const rules = o.pipelines;
+  const rule = rules && Object.hasOwn(rules, circuit.pipelineName) ? rules[circuit.pipelineName] : undefined;
   const down = rule?.down ?? o.down ?? DEFAULT_DOWN;
   const degraded = rule?.degraded ?? o.degraded ?? DEFAULT_DEGRADED;
   if (down.includes(circuit.state)) return 'down';
@@ -107,17 +128,33 @@ function validateRule(v: OptionsValidator, rule: CircuitHealthRule | undefined):
   }
 }
 
-function validateHealthOptions(o: ResilienceHealthOptions): void {
+/**
+ * Validates the options' shape and, with `known` (the registry's pipeline names and decorated methods'),
+ * the names they give: one `ResilienceValidationError` lists every problem.
+ */
+function validateHealthOptions(o: ResilienceHealthOptions, known?: readonly string[]): void {
   const v = new OptionsValidator('health');
   validateRule(v, o);
   if (typeof o === 'object' && o !== null) {
     v.knownKeys(o, ['down', 'degraded', 'pipelines', 'include']);
-    for (const [name, rule] of Object.entries(o.pipelines ?? {})) {
-      validateRule(v.child(`pipelines.${name}`), rule);
-      if (typeof rule === 'object' && rule !== null) v.child(`pipelines.${name}`).knownKeys(rule, ['down', 'degraded']);
+    const pipelines: unknown = o.pipelines;
+    if (pipelines !== undefined && (typeof pipelines !== 'object' || pipelines === null || Array.isArray(pipelines))) {
+      v.add('pipelines', pipelines, 'must be an object of rules by pipeline name');
+    } else {
+      for (const [name, rule] of Object.entries(o.pipelines ?? {})) {
+        const at = v.child(`pipelines.${name}`);
+        validateRule(at, rule);
+        if (typeof rule === 'object' && rule !== null) at.knownKeys(rule, ['down', 'degraded']);
+        if (known && !known.includes(name)) at.add('', name, NEST_RULES.notAPipelineName(name, known));
+      }
     }
     if (o.include !== undefined && (!Array.isArray(o.include) || o.include.some((n) => typeof n !== 'string'))) {
       v.add('include', o.include, 'must be an array of pipeline names');
+    } else if (known) {
+      const include: readonly string[] = o.include ?? [];
+      include.forEach((name, i) => {
+        if (!known.includes(name)) v.add(`include[${i}]`, name, NEST_RULES.notAPipelineName(name, known));
+      });
     }
   }
   v.throwIfInvalid('Invalid resilience health options');
