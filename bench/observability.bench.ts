@@ -38,6 +38,8 @@ const value = async (): Promise<number> => 42;
 
 /** The cases, and `dispose()` to shut the SDK providers down after measuring. */
 export function observabilityCases(): { cases: ObservabilityBenchCase[]; dispose: () => Promise<void> } {
+  // Created before the SDK registers the global meter provider, as `app.module.ts` is before `sdk.start()`.
+  const late = new OpenTelemetryListener({ traces: false });
   const reader = new PeriodicExportingMetricReader({
     exporter: new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE),
     exportIntervalMillis: 24 * 3_600_000,
@@ -49,6 +51,7 @@ export function observabilityCases(): { cases: ObservabilityBenchCase[]; dispose
     metricProducers: [producer.metricProducer],
   });
   const meterProvider = new MeterProvider({ readers: [reader, producerReader] });
+  metrics.setGlobalMeterProvider(meterProvider);
   const tracerProvider = new BasicTracerProvider(); // records spans, exports nowhere
   Logger.overrideLogger(false); // the success path logs nothing by default; keep stray lines off the table
 
@@ -68,6 +71,7 @@ export function observabilityCases(): { cases: ObservabilityBenchCase[]; dispose
   const noop = pipeline([{ write: () => undefined }]);
   const logged = pipeline([logger()]);
   const measured = pipeline([otelMetrics()]);
+  const measuredLate = pipeline([late]);
   const both = pipeline([logger(), otelNoSdkTraces()]);
   const traced = pipeline([logger(), otelAll()]);
   const produced = pipeline([producer]);
@@ -80,6 +84,11 @@ export function observabilityCases(): { cases: ObservabilityBenchCase[]; dispose
     { group: g, name: 'a no-op listener', run: () => noop.execute(value) },
     { group: g, name: 'logger listener', run: () => logged.execute(value) },
     { group: g, name: 'OpenTelemetry listener (metrics SDK)', run: () => measured.execute(value) },
+    {
+      group: g,
+      name: 'OpenTelemetry listener created before the SDK (global meter provider)',
+      run: () => measuredLate.execute(value),
+    },
     { group: g, name: 'logger + OpenTelemetry (metrics SDK, no tracer SDK)', run: () => both.execute(value) },
     { group: g, name: 'OpenTelemetry, producer mode (metrics SDK)', run: () => produced.execute(value) },
     {

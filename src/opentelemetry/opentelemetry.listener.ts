@@ -1,5 +1,6 @@
 import {
   context as otelContext,
+  createNoopMeter,
   metrics,
   SpanKind,
   SpanStatusCode,
@@ -40,9 +41,14 @@ export const RESILIENCE_METRICS = {
 
 /** Options of `OpenTelemetryListener`: the meter and tracer providers, and what it records. @publicApi */
 export interface OpenTelemetryListenerOptions {
-  /** Default: the global meter provider (a no-op until an SDK registers one). */
+  /**
+   * Default: the global meter provider. The listener may be created before the SDK registers one (the
+   * usual ESM order: `app.module.ts` is evaluated before `sdk.start()`): it looks the provider up when
+   * the module starts (`attachRegistry`) and on its first events, and until one is registered again at
+   * most once per second; once found, the instruments are kept.
+   */
   meterProvider?: MeterProvider;
-  /** Default: the global tracer provider (a no-op until an SDK registers one). */
+  /** Default: the global tracer provider (a proxy: spans are recorded from when an SDK registers one). */
   tracerProvider?: TracerProvider;
   /** Record metrics. Default true. */
   metrics?: boolean;
@@ -91,6 +97,17 @@ interface SpanFrame {
   readonly parent: SpanFrame | undefined;
 }
 
+/** The instruments of the meter the listener records to. */
+interface Instruments {
+  readonly meter: Meter;
+  readonly events: Counter;
+  readonly attemptDuration: Histogram;
+  readonly pipelineDuration: Histogram;
+}
+
+/** While no global meter provider is registered, how often (ms) events look for one again, at most. */
+const METER_LOOKUP_INTERVAL = 1_000;
+
 /** Where a pipeline execution keeps its span; forked contexts (hedged attempts) carry it too. */
 const SPAN_FRAME = new ResiliencePropertyKey<SpanFrame>('nest-resilience.opentelemetry.span');
 
@@ -106,16 +123,21 @@ const SPAN_FRAME = new ResiliencePropertyKey<SpanFrame>('nest-resilience.opentel
  *   a span event per attempt, retry, hedge, rejection, timeout and circuit state change, and the
  *   failure recorded as an exception.
  *
- * Without an OpenTelemetry SDK every call is a no-op.
+ * Without an OpenTelemetry SDK every call is a no-op. The listener may be created before the SDK is
+ * started: without a `meterProvider` option it binds to the global meter provider once one is registered
+ * (it looks when the Nest module attaches its registry, then on events at most once per second until it
+ * finds one); spans go through the global tracer provider, a proxy, from when the SDK registers it.
  *
  * @publicApi
  */
 export class OpenTelemetryListener implements TelemetryListener {
-  private readonly meter: Meter | undefined;
+  /** Set once a meter is known: at construction with `meterProvider`, else once the SDK registers one. */
+  private instruments: Instruments | undefined;
+  /** Metrics through the global meter provider, none registered yet: look it up later. */
+  private awaitingMeter = false;
+  /** While `awaitingMeter`: when (`Date.now()`) an event may look the global provider up again. */
+  private nextMeterLookup = 0;
   private readonly tracer: Tracer | undefined;
-  private readonly events: Counter | undefined;
-  private readonly attemptDuration: Histogram | undefined;
-  private readonly pipelineDuration: Histogram | undefined;
   private gauge: ObservableGauge | undefined;
   private readonly registries = new Set<ResiliencePipelineRegistry>();
   private readonly local: LocalMetrics | undefined;
@@ -130,22 +152,63 @@ export class OpenTelemetryListener implements TelemetryListener {
     if (options.metrics !== false && options.metricsExport === 'producer') {
       this.local = new LocalMetrics(options.histogramBoundaries);
     } else if (options.metrics !== false) {
-      const meter = (options.meterProvider ?? metrics.getMeterProvider()).getMeter(name);
-      this.meter = meter;
-      this.events = meter.createCounter(RESILIENCE_METRICS.strategyEvents, {
-        unit: '{event}',
-        description: 'Emitted upon the occurrence of a resilience event.',
-      });
-      this.attemptDuration = meter.createHistogram(RESILIENCE_METRICS.attemptDuration, {
-        unit: 'ms',
-        description: 'Tracks the duration of execution attempts, produced by Retry and Hedging resilience strategies.',
-      });
-      this.pipelineDuration = meter.createHistogram(RESILIENCE_METRICS.pipelineDuration, {
-        unit: 'ms',
-        description: 'Measures the duration of resilience pipelines.',
-      });
+      // An explicit provider wins; the global one may not be registered yet (the SDK starts after imports).
+      if (options.meterProvider) this.bind(options.meterProvider.getMeter(name));
+      else this.awaitingMeter = this.lookUpGlobalMeter() === undefined;
     }
     if (options.traces !== false) this.tracer = (options.tracerProvider ?? trace.getTracerProvider()).getTracer(name);
+  }
+
+  /** Creates the instruments on `meter`, and the circuit gauge if a registry is attached already. */
+  private bind(meter: Meter): Instruments {
+    const instruments: Instruments = {
+      meter,
+      events: meter.createCounter(RESILIENCE_METRICS.strategyEvents, {
+        unit: '{event}',
+        description: 'Emitted upon the occurrence of a resilience event.',
+      }),
+      attemptDuration: meter.createHistogram(RESILIENCE_METRICS.attemptDuration, {
+        unit: 'ms',
+        description: 'Tracks the duration of execution attempts, produced by Retry and Hedging resilience strategies.',
+      }),
+      pipelineDuration: meter.createHistogram(RESILIENCE_METRICS.pipelineDuration, {
+        unit: 'ms',
+        description: 'Measures the duration of resilience pipelines.',
+      }),
+    };
+    this.instruments = instruments;
+    if (this.registries.size > 0) this.observeCircuitsOn(meter);
+    return instruments;
+  }
+
+  /** Binds to the global meter provider if an SDK has registered one (anything but the API's no-op). */
+  private lookUpGlobalMeter(): Instruments | undefined {
+    const meter = metrics.getMeter(this.scopeName);
+    if (meter === createNoopMeter()) return undefined;
+    this.awaitingMeter = false;
+    return this.bind(meter);
+  }
+
+  /**
+   * The instruments, looking the global provider up again if none was registered when last looked at —
+   * at most once per `METER_LOOKUP_INTERVAL`, so an app without an SDK pays one clock read per event.
+   * Once bound, callers read the `instruments` field only (`this.instruments ?? this.meterLookup()`).
+   */
+  private meterLookup(): Instruments | undefined {
+    if (!this.awaitingMeter) return undefined;
+    const now = Date.now();
+    if (now < this.nextMeterLookup) return undefined;
+    this.nextMeterLookup = now + METER_LOOKUP_INTERVAL;
+    return this.lookUpGlobalMeter();
+  }
+
+  private observeCircuitsOn(meter: Meter): void {
+    if (this.gauge) return;
+    const gauge = meter.createObservableGauge(RESILIENCE_METRICS.circuitState, {
+      description: "1 for each circuit's current state, 0 for its other states.",
+    });
+    this.gauge = gauge;
+    meter.addBatchObservableCallback((result) => this.observeCircuits(result, gauge), [gauge]);
   }
 
   /**
@@ -157,15 +220,12 @@ export class OpenTelemetryListener implements TelemetryListener {
       this.registries.add(registry);
       return () => this.registries.delete(registry);
     }
-    if (!this.meter) return () => undefined;
-    if (!this.gauge) {
-      const gauge = this.meter.createObservableGauge(RESILIENCE_METRICS.circuitState, {
-        description: "1 for each circuit's current state, 0 for its other states.",
-      });
-      this.gauge = gauge;
-      this.meter.addBatchObservableCallback((result) => this.observeCircuits(result, gauge), [gauge]);
-    }
+    // The module attaches its registry as the app starts, usually after the SDK: look for its provider now.
+    const instruments = this.instruments ?? (this.awaitingMeter ? this.lookUpGlobalMeter() : undefined);
+    if (!instruments && !this.awaitingMeter) return () => undefined;
     this.registries.add(registry);
+    // Else `bind` creates the gauge once the SDK's provider is found.
+    if (instruments) this.observeCircuitsOn(instruments.meter);
     return () => this.registries.delete(registry);
   }
 
@@ -179,10 +239,13 @@ export class OpenTelemetryListener implements TelemetryListener {
         const failure = outcome.ok ? undefined : errorType(outcome.error);
         if (this.local) {
           this.local.pipeline(event.source, event.context.operationKey, failure, this.pipelineTags, event, duration);
-        } else if (this.pipelineDuration) {
-          const attributes = this.pipelineAttributes(event);
-          if (failure !== undefined) attributes['exception.type'] = failure;
-          this.pipelineDuration.record(duration, attributes);
+        } else {
+          const pipelineDuration = (this.instruments ?? this.meterLookup())?.pipelineDuration;
+          if (pipelineDuration) {
+            const attributes = this.pipelineAttributes(event);
+            if (failure !== undefined) attributes['exception.type'] = failure;
+            pipelineDuration.record(duration, attributes);
+          }
         }
         this.endSpan(event.context, outcome.ok ? undefined : outcome.error);
         return;
@@ -196,9 +259,10 @@ export class OpenTelemetryListener implements TelemetryListener {
           this.local.attempt(event.source, op, failure, attemptNumber, handled, this.attemptTags, event, duration);
         }
         const span = this.spanOf(event.context);
-        if (!span && !this.attemptDuration) return;
+        const attemptDuration = (this.instruments ?? this.meterLookup())?.attemptDuration;
+        if (!span && !attemptDuration) return;
         const attributes = this.attemptTags(event);
-        this.attemptDuration?.record(duration, attributes);
+        attemptDuration?.record(duration, attributes);
         if (span) span.addEvent('ExecutionAttempt', { ...attributes, 'attempt.duration': duration });
         return;
       }
@@ -210,9 +274,10 @@ export class OpenTelemetryListener implements TelemetryListener {
           this.local.count(event.source, event.eventName, event.severity, op, failure, this.eventTags, event);
         }
         const span = this.spanOf(event.context);
-        if (!span && !this.events) return;
+        const events = (this.instruments ?? this.meterLookup())?.events;
+        if (!span && !events) return;
         const attributes = this.eventTags(event);
-        this.events?.add(1, attributes);
+        events?.add(1, attributes);
         if (span) span.addEvent(event.eventName, { ...attributes, ...eventDetails(event) });
       }
     }

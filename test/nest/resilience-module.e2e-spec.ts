@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import { Injectable, type INestApplication } from '@nestjs/common';
+import { Injectable, Module, type INestApplication } from '@nestjs/common';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import { lastValueFrom, toArray } from 'rxjs';
@@ -201,20 +201,25 @@ describe('ResilienceModule.forRoot() without options', () => {
     let calls = 0;
     @Injectable()
     class Flaky {
+      constructor(readonly registry: ResiliencePipelineRegistry) {}
+
       @Retry({ maxRetryAttempts: 2, delay: 0 })
       load(): Promise<string> {
         calls++;
         return calls < 3 ? Promise.reject(new Error('transient')) : Promise.resolve('loaded');
       }
     }
+    // A feature module that does not import ResilienceModule: forRoot() is global by default.
+    @Module({ providers: [Flaky], exports: [Flaky] })
+    class FlakyModule {}
     const moduleRef = await Test.createTestingModule({
-      imports: [ResilienceModule.forRoot(), ResilienceModule.forFeature({ orders: { timeout: '1s' } })],
-      providers: [Flaky],
+      imports: [ResilienceModule.forRoot(), ResilienceModule.forFeature({ orders: { timeout: '1s' } }), FlakyModule],
     }).compile();
     const app = await moduleRef.createNestApplication({ logger: false }).init();
     try {
       await expect(app.get(Flaky).load()).resolves.toBe('loaded');
       expect(calls).toBe(3);
+      expect(app.get(Flaky).registry).toBe(app.get(ResiliencePipelineRegistry));
       const registry = app.get(ResiliencePipelineRegistry);
       expect(
         registry

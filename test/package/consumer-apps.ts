@@ -153,8 +153,8 @@ const { port } = upstream.address() as AddressInfo;
 
 @Module({
   imports: [
-    ResilienceModule.forRoot({}),
-    ResilientHttpModule.register({ baseURL: 'http://127.0.0.1:' + String(port), pipeline: { retry: { delay: 1 } } }),
+    ResilienceModule.forRoot(),
+    ResilientHttpModule.register({ baseURL: 'http://127.0.0.1:' + String(port), pipeline: { retry: { delay: '1ms' } } }),
   ],
 })
 class AppModule {}

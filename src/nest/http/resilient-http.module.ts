@@ -16,6 +16,7 @@ import {
   ResilienceValidationError,
   type PipelineConfig,
 } from '../../core/index.js';
+import { standardPipelineIssues } from '../standard-pipeline.options.js';
 import { ResilientHttpClient } from './resilient-http.client.js';
 import {
   StandardHedgingHandler,
@@ -285,7 +286,8 @@ function validateClient(
       registry.addPipelines({ [pipelineName]: standard });
     } catch (error) {
       if (!(error instanceof ResilienceValidationError)) throw error;
-      root.addIssues(error.issues);
+      // Reported at the options the user wrote, not at the pipeline they became.
+      root.addIssues(standardPipelineIssues(error.issues, pipelineName, `${path}.pipeline`, pipeline));
       return undefined;
     }
   }

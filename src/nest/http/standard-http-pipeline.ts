@@ -6,12 +6,14 @@ import {
   HTTP_REQUEST_INFO,
   OptionsValidator,
   type CircuitBreakerConfig,
+  type ConfigData,
   type HttpRequestInfo,
   type PipelineConfig,
   type RateLimiterConfig,
   type RetryConfig,
   type TimeoutConfig,
 } from '../../core/index.js';
+import { coerceStandardPipelineOptions } from '../standard-pipeline.options.js';
 
 // The request info and the two HTTP predicates live in the core (they need no HTTP library), so that
 // configuration can name them (`http-failure`, `http-retryable`) without this module being loaded.
@@ -23,20 +25,30 @@ export const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', '
 /**
  * The standard pipeline of Microsoft.Extensions.Http.Resilience, as options: rate limiter → total
  * timeout → retry (exponential, jitter, Retry-After) → circuit breaker → attempt timeout. Every part may
- * be overridden, or turned off with `false`.
+ * be overridden, or turned off with `false`. As all module configuration, durations and numbers may be
+ * strings (`"2s"`, `"00:00:30"`, `"PT30S"`, `"3"`): they are read before any rule is checked.
  *
  * @publicApi
  */
 export interface StandardHttpPipelineOptions {
   /** Default: 1,000 concurrent requests, no queue. */
-  rateLimiter?: RateLimiterConfig | false;
+  rateLimiter?: ConfigData<RateLimiterConfig> | false;
   /** Default 30000 ms. */
-  totalTimeout?: TimeoutConfig | false;
+  totalTimeout?: ConfigData<TimeoutConfig> | false;
   /** Default: 3 retries, exponential from 2 s with jitter, honouring `Retry-After`, at most 30 s apart. */
-  retry?: RetryConfig | false;
+  retry?: ConfigData<RetryConfig> | false;
   /** Default: opens at 10 % failures over 30 s with at least 100 requests, for 5 s. */
-  circuitBreaker?: CircuitBreakerConfig | false;
+  circuitBreaker?: ConfigData<CircuitBreakerConfig> | false;
   /** Default 10000 ms. */
+  attemptTimeout?: ConfigData<TimeoutConfig> | false;
+}
+
+/** The standard options once their strings are read (what the rules and the registry see). */
+interface CoercedHttpOptions {
+  rateLimiter?: RateLimiterConfig | false;
+  totalTimeout?: TimeoutConfig | false;
+  retry?: RetryConfig | false;
+  circuitBreaker?: CircuitBreakerConfig | false;
   attemptTimeout?: TimeoutConfig | false;
 }
 
@@ -57,20 +69,24 @@ export const STANDARD_HTTP_PIPELINE_DEFAULTS = {
   [K in keyof StandardHttpPipelineOptions]: Exclude<StandardHttpPipelineOptions[K], false>;
 }>;
 
+/** The timeout in ms, or `undefined` when off or unreadable (validation reports the value itself). */
 function timeoutOf(t: TimeoutConfig | false | undefined, fallback: number): number | undefined {
   if (t === false) return undefined;
   if (t === undefined) return fallback;
-  return typeof t === 'number' ? t : t.timeout;
+  const ms: unknown = typeof t === 'object' && t !== null ? t.timeout : t;
+  return typeof ms === 'number' ? ms : undefined;
 }
 
 /**
- * The standard pipeline as a `PipelineConfig` (so the registry validates and builds it), after checking
- * the cross-option rules: attempt timeout ≤ total timeout, sampling duration ≥ 2 × attempt timeout.
+ * The standard pipeline as a `PipelineConfig` (so the registry validates and builds it), after reading
+ * the strings of its options and checking the cross-option rules on the values read: attempt timeout ≤
+ * total timeout, sampling duration ≥ 2 × attempt timeout.
  *
  * @publicApi
  */
-export function standardHttpPipeline(options: StandardHttpPipelineOptions = {}, path = 'http'): PipelineConfig {
+export function standardHttpPipeline(data: StandardHttpPipelineOptions = {}, path = 'http'): PipelineConfig {
   const d = STANDARD_HTTP_PIPELINE_DEFAULTS;
+  const options = coerceStandardPipelineOptions(data) as CoercedHttpOptions;
   const v = new OptionsValidator(path);
   const total = timeoutOf(options.totalTimeout, d.totalTimeout);
   const attempt = timeoutOf(options.attemptTimeout, d.attemptTimeout);
@@ -87,7 +103,7 @@ export function standardHttpPipeline(options: StandardHttpPipelineOptions = {}, 
         : { ...d.circuitBreaker, ...given };
   const sampling = breaker && 'samplingDuration' in breaker ? breaker.samplingDuration : undefined;
   if (
-    sampling !== undefined &&
+    typeof sampling === 'number' &&
     attempt !== undefined &&
     breaker?.kind !== 'consecutive' &&
     breaker?.kind !== 'count-window' &&

@@ -5,6 +5,7 @@ import {
   type OutcomePredicate,
   type PipelineConfig,
 } from '../../core/index.js';
+import { standardPipelineIssues } from '../standard-pipeline.options.js';
 import type { RemoteRpcErrorPredicate } from './rpc.predicates.js';
 import {
   buildStandardRpcPipeline,
@@ -100,7 +101,7 @@ export function resolveClientSettings(
   }
   const known = new Set(registry.pipelineNames);
   const toRegister: Record<string, PipelineConfig> = {};
-  const definedAt = new Map<string, string>();
+  const definedAt = new Map<string, { at: string; options: StandardRpcPipelineOptions }>();
   const wantsStandard = (name: string) => name === STANDARD_RPC_PIPELINE && !registry.pipelineNames.includes(name);
   for (const [name, raw] of Object.entries(clients as Record<string, unknown>)) {
     const at = `${path}.${name}`;
@@ -121,7 +122,7 @@ export function resolveClientSettings(
     } else {
       pipeline = `rpc:${name}`;
       toRegister[pipeline] = buildStandardRpcPipeline(options.pipeline, v.child(`${at}.pipeline`));
-      definedAt.set(pipeline, `${at}.pipeline`);
+      definedAt.set(pipeline, { at: `${at}.pipeline`, options: options.pipeline });
       known.add(pipeline);
     }
     if (options.perPattern !== undefined) v.boolean(`${at}.perPattern`, options.perPattern);
@@ -172,9 +173,9 @@ export function resolveClientSettings(
       new ResiliencePipelineRegistry({ predicates: predicatesOf(registry) }).addPipelines({ [name]: config });
     } catch (error) {
       if (!(error instanceof ResilienceValidationError)) throw error;
-      const prefix = `pipelines.${name}`;
-      const at = definedAt.get(name) ?? path;
-      v.addIssues(error.issues.map((i) => ({ ...i, path: `${at}${i.path.slice(prefix.length)}` })));
+      // Reported at the options the user wrote, not at the pipeline they became.
+      const defined = definedAt.get(name);
+      v.addIssues(standardPipelineIssues(error.issues, name, defined?.at ?? path, defined?.options));
     }
   }
   v.throwIfInvalid('Invalid resilient RPC clients');

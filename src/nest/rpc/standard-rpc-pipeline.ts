@@ -1,27 +1,38 @@
 import {
   OptionsValidator,
   type CircuitBreakerConfig,
+  type ConfigData,
   type PipelineConfig,
   type RetryConfig,
   type TimeoutConfig,
 } from '../../core/index.js';
+import { coerceStandardPipelineOptions } from '../standard-pipeline.options.js';
 import { handleRetryableRpcFailure, handleRpcFailure } from './rpc.predicates.js';
 
 /**
  * The standard pipeline of a resilient RPC client, as options: total timeout → retry (exponential,
  * jitter, `retryAfter` honoured) → circuit breaker → attempt timeout (the "no reply" limit). Every part
- * may be overridden, or turned off with `false`.
+ * may be overridden, or turned off with `false`. As all module configuration, durations and numbers may
+ * be strings (`"2s"`, `"00:00:30"`, `"PT30S"`, `"3"`): they are read before any rule is checked.
  *
  * @publicApi
  */
 export interface StandardRpcPipelineOptions {
   /** Default 10000 ms. */
-  totalTimeout?: TimeoutConfig | false;
+  totalTimeout?: ConfigData<TimeoutConfig> | false;
   /** Default: 3 retries, exponential from 200 ms with jitter, at most 5 s apart. */
-  retry?: RetryConfig | false;
+  retry?: ConfigData<RetryConfig> | false;
   /** Default: opens after 5 failures in a row, for 5 s. */
-  circuitBreaker?: CircuitBreakerConfig | false;
+  circuitBreaker?: ConfigData<CircuitBreakerConfig> | false;
   /** How long to wait for a reply, per attempt. Default 2000 ms. */
+  attemptTimeout?: ConfigData<TimeoutConfig> | false;
+}
+
+/** The standard options once their strings are read (what the rules and the registry see). */
+interface CoercedRpcOptions {
+  totalTimeout?: TimeoutConfig | false;
+  retry?: RetryConfig | false;
+  circuitBreaker?: CircuitBreakerConfig | false;
   attemptTimeout?: TimeoutConfig | false;
 }
 
@@ -40,15 +51,18 @@ export const STANDARD_RPC_PIPELINE = 'rpc-standard';
 
 const KNOWN_KEYS = ['totalTimeout', 'retry', 'circuitBreaker', 'attemptTimeout'] as const;
 
+/** The timeout in ms, or `undefined` when off or unreadable (validation reports the value itself). */
 function timeoutOf(t: TimeoutConfig | false | undefined, fallback: number): number | undefined {
   if (t === false) return undefined;
   if (t === undefined) return fallback;
-  return typeof t === 'number' ? t : t.timeout;
+  const ms: unknown = typeof t === 'object' && t !== null ? t.timeout : t;
+  return typeof ms === 'number' ? ms : undefined;
 }
 
 /**
- * The standard RPC pipeline as a `PipelineConfig` (the registry validates and builds it), after checking
- * the cross-option rule: attempt timeout ≤ total timeout. Retry and breaker use `handleRetryableRpcFailure`
+ * The standard RPC pipeline as a `PipelineConfig` (the registry validates and builds it), after reading
+ * the strings of its options and checking the cross-option rule on the values read: attempt timeout ≤
+ * total timeout. Retry and breaker use `handleRetryableRpcFailure`
  * and `handleRpcFailure` unless `shouldHandle` says otherwise.
  *
  * @publicApi
@@ -61,8 +75,9 @@ export function standardRpcPipeline(options: StandardRpcPipelineOptions = {}, pa
 }
 
 /** `standardRpcPipeline`, adding the problems it finds to `v` instead of throwing. @internal */
-export function buildStandardRpcPipeline(options: StandardRpcPipelineOptions, v: OptionsValidator): PipelineConfig {
+export function buildStandardRpcPipeline(data: StandardRpcPipelineOptions, v: OptionsValidator): PipelineConfig {
   const d = STANDARD_RPC_PIPELINE_DEFAULTS;
+  let options = coerceStandardPipelineOptions(data) as CoercedRpcOptions;
   if (typeof options !== 'object' || options === null) {
     v.add('', options, 'must be an object');
     options = {};
