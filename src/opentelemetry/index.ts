@@ -1,4 +1,6 @@
 export {
+  DEFAULT_MAX_OPERATION_KEYS,
+  OPERATION_KEY_OVERFLOW,
   OpenTelemetryListener,
   RESILIENCE_METRICS,
   type OpenTelemetryListenerOptions,
