@@ -4,5 +4,6 @@ export {
   OpenTelemetryListener,
   RESILIENCE_METRICS,
   type OpenTelemetryListenerOptions,
+  type OperationKeyCapLogger,
   type ResilienceMetricProducer,
 } from './opentelemetry.listener.js';

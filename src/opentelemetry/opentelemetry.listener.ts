@@ -74,7 +74,13 @@ export interface OpenTelemetryListenerOptions {
    * logger (`diag`, silent until your SDK set-up calls `diag.setLogger`). In a Nest app, e.g.
    * `new Logger('OpenTelemetry')`.
    */
-  logger?: { warn(message: string): unknown };
+  logger?: OperationKeyCapLogger;
+}
+
+/** Where `OpenTelemetryListener` writes its one-time warning about the operation-key cap. @publicApi */
+export interface OperationKeyCapLogger {
+  /** Writes one warning line. */
+  warn(message: string): unknown;
 }
 
 /** The `operation.key` recorded for new keys beyond `maxOperationKeys`. @publicApi */
@@ -145,7 +151,7 @@ export class OpenTelemetryListener implements TelemetryListener {
   /** The operation keys recorded under their own value (at most `maxOperationKeys`). */
   private readonly operationKeys = new Set<string>();
   private readonly maxOperationKeys: number;
-  private readonly logger: { warn(message: string): unknown };
+  private readonly logger: OperationKeyCapLogger;
   private overflowed = false;
   /** `metricsExport: 'producer'`: give it to your `MetricReader` (`metricProducers: [...]`). */
   readonly metricProducer: ResilienceMetricProducer;
