@@ -1,8 +1,8 @@
 /**
  * The operation key of a request of a resilient HTTP client, bounded by construction: the client's name,
  * the method and the request's route template when it gives one (`catalog GET /products/{id}`), else the
- * host it goes to (`catalog GET catalog.internal`) — never a path or a query value. A relative URL that no
- * base URL resolves (the hedging handler's, whose endpoints decide the host) gives `catalog GET`.
+ * host it goes to (`catalog GET catalog.internal`) — never a path or a query value. Without a host (the
+ * hedging handler's requests, whose endpoints decide it) the key is `catalog GET`.
  *
  * @internal
  */

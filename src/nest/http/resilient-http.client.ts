@@ -90,7 +90,8 @@ export class ResilientHttpClient {
         retryable,
         failureStatusCodes: this.settings.failureStatusCodes,
       };
-      return hedging.execute<T, D>(axiosConfig, info, parent, keyOf(info.url));
+      // The endpoints decide the host (an absolute URL's own is replaced): the key has none.
+      return hedging.execute<T, D>(axiosConfig, info, parent, keyOf(''));
     }
     const url = this.resolveUrl(axiosConfig.url);
     const context = new ResilienceContext({ operationKey: keyOf(url), signal: parent });

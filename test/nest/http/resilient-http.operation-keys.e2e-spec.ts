@@ -191,7 +191,9 @@ describe('ResilientHttpClient operation keys, through a Nest app against a real 
     await catalog.get('/users/7?token=secret', { routeTemplate: '/users/{id}' });
     await catalog.delete('/users/7', { routeTemplate: '/users/{id}?token={token}' });
     await mirror.get('/users/8?token=secret', { routeTemplate: '/users/{id}' });
-    await mirror.get('/users/9?token=secret'); // the hedging handler picks the host: client and method only
+    // The hedging handler's routing picks the host, even for an absolute URL: client and method only.
+    await mirror.get('/users/9?token=secret');
+    await mirror.get(`${other.url}/users/10?token=secret`);
     expect([...operationKeys()]).toEqual([
       'catalog GET /users/{id}',
       'catalog DELETE /users/{id}',
