@@ -1,6 +1,7 @@
 import {
   context as otelContext,
   createNoopMeter,
+  diag,
   metrics,
   SpanKind,
   SpanStatusCode,
@@ -19,6 +20,7 @@ import {
   type TracerProvider,
 } from '@opentelemetry/api';
 import {
+  OptionsValidator,
   ResiliencePropertyKey,
   type CircuitState,
   type ResilienceContext,
@@ -66,7 +68,32 @@ export interface OpenTelemetryListenerOptions {
   metricsExport?: 'instruments' | 'producer';
   /** `producer` mode: the histograms' bucket boundaries, in ms. Default: the SDK's defaults. */
   histogramBoundaries?: readonly number[];
+  /**
+   * At most this many distinct `operation.key` values (metric tags and span attributes); every further
+   * new key is recorded as `"(other)"` (`OPERATION_KEY_OVERFLOW`), and a warning naming the cap is
+   * written once. Keys seen before the cap was reached keep their own value. Default 100; `Infinity`
+   * turns the cap off.
+   */
+  maxOperationKeys?: number;
+  /**
+   * Where the one-time warning about the operation-key cap goes. Default: OpenTelemetry's diagnostic
+   * logger (`diag`, silent until your SDK set-up calls `diag.setLogger`). In a Nest app, e.g.
+   * `new Logger('OpenTelemetry')`.
+   */
+  logger?: OperationKeyCapLogger;
 }
+
+/** Where `OpenTelemetryListener` writes its one-time warning about the operation-key cap. @publicApi */
+export interface OperationKeyCapLogger {
+  /** Writes one warning line. */
+  warn(message: string): unknown;
+}
+
+/** The `operation.key` recorded for new keys beyond `maxOperationKeys`. @publicApi */
+export const OPERATION_KEY_OVERFLOW = '(other)';
+
+/** The default of `maxOperationKeys`. @publicApi */
+export const DEFAULT_MAX_OPERATION_KEYS = 100;
 
 /**
  * What `metricProducer` gives a `MetricReader` of `@opentelemetry/sdk-metrics` (its `MetricProducer`);
@@ -118,7 +145,8 @@ const SPAN_FRAME = new ResiliencePropertyKey<SpanFrame>('nest-resilience.opentel
  *   `resilience.polly.strategy.attempt.duration`, `resilience.polly.pipeline.duration`; tags
  *   `pipeline.name`, `pipeline.instance`, `strategy.name`, `operation.key`, `event.name`,
  *   `event.severity`, `exception.type`, `attempt.number`, `attempt.handled`), plus a gauge of each
- *   circuit's state once `attachRegistry` is called (the Nest module does);
+ *   circuit's state once `attachRegistry` is called (the Nest module does); at most `maxOperationKeys`
+ *   distinct `operation.key` values (default 100), further new keys become `"(other)"`;
  * - a span per pipeline execution, child of the active span, active itself while the callback runs, with
  *   a span event per attempt, retry, hedge, rejection, timeout and circuit state change, and the
  *   failure recorded as an exception.
@@ -142,10 +170,23 @@ export class OpenTelemetryListener implements TelemetryListener {
   private readonly registries = new Set<ResiliencePipelineRegistry>();
   private readonly local: LocalMetrics | undefined;
   private readonly scopeName: string;
+  /** The operation keys recorded under their own value (at most `maxOperationKeys`). */
+  private readonly operationKeys = new Set<string>();
+  private readonly maxOperationKeys: number;
+  private readonly logger: OperationKeyCapLogger;
+  private overflowed = false;
   /** `metricsExport: 'producer'`: give it to your `MetricReader` (`metricProducers: [...]`). */
   readonly metricProducer: ResilienceMetricProducer;
 
   constructor(options: OpenTelemetryListenerOptions = {}) {
+    const v = new OptionsValidator('OpenTelemetryListener');
+    v.number('maxOperationKeys', options.maxOperationKeys, { min: 1, integer: true, allowInfinity: true });
+    if (options.logger !== undefined && typeof options.logger?.warn !== 'function') {
+      v.add('logger', options.logger, 'must have a warn(message) method');
+    }
+    v.throwIfInvalid('Invalid OpenTelemetry listener options');
+    this.maxOperationKeys = options.maxOperationKeys ?? DEFAULT_MAX_OPERATION_KEYS;
+    this.logger = options.logger ?? diag;
     const name = options.name ?? 'nest-resilience';
     this.scopeName = name;
     this.metricProducer = { collect: () => this.produce() as never };
@@ -238,7 +279,8 @@ export class OpenTelemetryListener implements TelemetryListener {
         const { outcome, duration } = event.arguments;
         const failure = outcome.ok ? undefined : errorType(outcome.error);
         if (this.local) {
-          this.local.pipeline(event.source, event.context.operationKey, failure, this.pipelineTags, event, duration);
+          const op = this.operationKeyOf(event.context);
+          this.local.pipeline(event.source, op, failure, this.pipelineTags, event, duration);
         } else {
           const pipelineDuration = (this.instruments ?? this.meterLookup())?.pipelineDuration;
           if (pipelineDuration) {
@@ -255,7 +297,7 @@ export class OpenTelemetryListener implements TelemetryListener {
         if (this.local) {
           // The severity follows `handled`, so (operation, exception, attempt, handled) identify the series.
           const failure = outcome.ok ? undefined : errorType(outcome.error);
-          const op = event.context.operationKey;
+          const op = this.operationKeyOf(event.context);
           this.local.attempt(event.source, op, failure, attemptNumber, handled, this.attemptTags, event, duration);
         }
         const span = this.spanOf(event.context);
@@ -270,7 +312,7 @@ export class OpenTelemetryListener implements TelemetryListener {
         const outcome = (event.arguments as { outcome?: { ok: boolean; error?: unknown } }).outcome;
         const failure = outcome && !outcome.ok ? errorType(outcome.error) : undefined;
         if (this.local) {
-          const op = event.context.operationKey;
+          const op = this.operationKeyOf(event.context);
           this.local.count(event.source, event.eventName, event.severity, op, failure, this.eventTags, event);
         }
         const span = this.spanOf(event.context);
@@ -350,8 +392,31 @@ export class OpenTelemetryListener implements TelemetryListener {
     const { source, context } = event;
     if (source.pipelineName !== undefined) attributes['pipeline.name'] = source.pipelineName;
     if (source.pipelineInstanceName !== undefined) attributes['pipeline.instance'] = source.pipelineInstanceName;
-    if (context.operationKey !== undefined) attributes['operation.key'] = context.operationKey;
+    const operationKey = this.operationKeyOf(context);
+    if (operationKey !== undefined) attributes['operation.key'] = operationKey;
     return attributes;
+  }
+
+  /**
+   * The `operation.key` recorded for a call: its own key while fewer than `maxOperationKeys` distinct
+   * ones were seen (and ever after for those), `OPERATION_KEY_OVERFLOW` for any new one beyond.
+   */
+  private operationKeyOf(context: ResilienceContext): string | undefined {
+    const key = context.operationKey;
+    if (key === undefined || this.operationKeys.has(key)) return key;
+    if (this.operationKeys.size < this.maxOperationKeys) {
+      this.operationKeys.add(key);
+      return key;
+    }
+    if (!this.overflowed) {
+      this.overflowed = true;
+      // The key itself is not named: an unbounded key is likely to carry what must not be logged.
+      this.logger.warn(
+        `OpenTelemetryListener: more than ${this.maxOperationKeys} distinct operation keys (maxOperationKeys); ` +
+          `further new keys are recorded as operation.key="${OPERATION_KEY_OVERFLOW}"`,
+      );
+    }
+    return OPERATION_KEY_OVERFLOW;
   }
 
   private eventAttributes(event: ResilienceEvent): Attributes {

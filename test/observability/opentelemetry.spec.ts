@@ -23,6 +23,7 @@ import {
   ResilienceModule,
   ResiliencePipelineBuilder,
   ResiliencePipelineRegistry,
+  ResilienceValidationError,
   type ResiliencePipeline,
 } from '../../src/index.js';
 import { OpenTelemetryListener, RESILIENCE_METRICS } from '../../src/opentelemetry/index.js';
@@ -425,7 +426,12 @@ describe("OpenTelemetryListener's producer mode", () => {
 
 describe("OpenTelemetryListener's producer mode with unbounded tags", () => {
   it('keeps at most 2 000 series, whatever the operation keys', async () => {
-    const listener = new OpenTelemetryListener({ metricsExport: 'producer', traces: false });
+    // The operation-key cap is lifted, so the series cap is the one that applies.
+    const listener = new OpenTelemetryListener({
+      metricsExport: 'producer',
+      traces: false,
+      maxOperationKeys: Infinity,
+    });
     const pipeline = new ResiliencePipelineBuilder({ name: 'keys', telemetryListeners: [listener] }).build();
     for (let i = 0; i < 2_100; i++) await pipeline.execute(() => 'ok', { operationKey: `user-${i}` });
     const { resourceMetrics } = await listener.metricProducer.collect();
@@ -433,6 +439,95 @@ describe("OpenTelemetryListener's producer mode with unbounded tags", () => {
     const durations = metrics.find((m) => m.descriptor.name === RESILIENCE_METRICS.pipelineDuration)!;
     expect(durations.dataPoints).toHaveLength(2_000);
     expect(durations.dataPoints[0].attributes).toEqual({ 'pipeline.name': 'keys', 'operation.key': 'user-0' });
+  });
+});
+
+describe("OpenTelemetryListener's cap on operation keys", () => {
+  const keysOf = (metric: MetricData | undefined): string[] =>
+    [...new Set(points(metric).map((p) => String(p.attributes['operation.key'])))].sort();
+
+  it('records new keys beyond maxOperationKeys as "(other)", keeps the admitted ones, and warns once', async () => {
+    const warnings: string[] = [];
+    const logger = { warn: (message: string) => void warnings.push(message) };
+    const ownExporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+    const ownReader = new PeriodicExportingMetricReader({ exporter: ownExporter, exportIntervalMillis: 3_600_000 });
+    const provider = new MeterProvider({ readers: [ownReader] });
+    const ownSpans = new InMemorySpanExporter();
+    const ownTracers = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(ownSpans)] });
+    const instruments = new OpenTelemetryListener({
+      meterProvider: provider,
+      tracerProvider: ownTracers,
+      maxOperationKeys: 3,
+      logger,
+    });
+    const producer = new OpenTelemetryListener({ metricsExport: 'producer', traces: false, maxOperationKeys: 3 });
+    const pipeline = new ResiliencePipelineBuilder({ name: 'capped', telemetryListeners: [instruments, producer] })
+      .addRetry({ maxRetryAttempts: 1, delay: 0 })
+      .build();
+    let calls = 0;
+    for (const key of ['a', 'b', 'c', 'd', 'e', 'a', 'f', 'c']) {
+      // Every third attempt fails, so retries and attempts are recorded too.
+      await pipeline.execute(
+        () => {
+          if (calls++ % 3 === 0) throw new Error('transient');
+          return 'ok';
+        },
+        { operationKey: key },
+      );
+    }
+
+    ownExporter.reset();
+    await ownReader.forceFlush();
+    const byName = new Map(
+      ownExporter
+        .getMetrics()
+        .flatMap((r) => r.scopeMetrics.flatMap((s) => s.metrics.map((m) => [m.descriptor.name, m]))),
+    );
+    const expected = ['(other)', 'a', 'b', 'c'];
+    expect(keysOf(byName.get(RESILIENCE_METRICS.pipelineDuration))).toEqual(expected);
+    expect(keysOf(byName.get(RESILIENCE_METRICS.attemptDuration))).toEqual(expected);
+    expect(keysOf(byName.get(RESILIENCE_METRICS.strategyEvents)).every((k) => expected.includes(k))).toBe(true);
+    expect(ownSpans.getFinishedSpans().map((span) => span.attributes['operation.key'])).toEqual([
+      'a',
+      'b',
+      'c',
+      '(other)',
+      '(other)',
+      'a',
+      '(other)',
+      'c',
+    ]);
+
+    const produced = (await producer.metricProducer.collect()).resourceMetrics.scopeMetrics[0]
+      .metrics as unknown as MetricData[];
+    const local = new Map(produced.map((m) => [m.descriptor.name, m]));
+    expect(keysOf(local.get(RESILIENCE_METRICS.pipelineDuration))).toEqual(expected);
+    expect(keysOf(local.get(RESILIENCE_METRICS.attemptDuration))).toEqual(expected);
+
+    expect(warnings).toEqual([
+      'OpenTelemetryListener: more than 3 distinct operation keys (maxOperationKeys); further new keys are recorded as operation.key="(other)"',
+    ]);
+    await provider.shutdown();
+    await ownTracers.shutdown();
+  });
+
+  it('admits 100 keys by default', async () => {
+    const listener = new OpenTelemetryListener({ metricsExport: 'producer', traces: false, logger: { warn: () => 0 } });
+    const pipeline = new ResiliencePipelineBuilder({ name: 'keys', telemetryListeners: [listener] }).build();
+    for (let i = 0; i < 150; i++) await pipeline.execute(() => 'ok', { operationKey: `user-${i}` });
+    const metrics = (await listener.metricProducer.collect()).resourceMetrics.scopeMetrics[0]
+      .metrics as unknown as MetricData[];
+    const keys = keysOf(metrics.find((m) => m.descriptor.name === RESILIENCE_METRICS.pipelineDuration));
+    expect(keys).toHaveLength(101);
+    expect(keys).toContain('(other)');
+    expect(keys).not.toContain('user-100');
+  });
+
+  it('refuses a cap that is not a whole number >= 1, and a logger without warn', () => {
+    expect(() => new OpenTelemetryListener({ maxOperationKeys: 0 })).toThrow(ResilienceValidationError);
+    expect(() => new OpenTelemetryListener({ maxOperationKeys: 2.5 })).toThrow(/maxOperationKeys/);
+    expect(() => new OpenTelemetryListener({ logger: {} as never })).toThrow(/logger/);
+    expect(() => new OpenTelemetryListener({ maxOperationKeys: Infinity })).not.toThrow();
   });
 });
 

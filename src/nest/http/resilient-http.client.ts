@@ -3,11 +3,14 @@ import type { AxiosRequestConfig, AxiosResponse } from 'axios';
 import { defer, from, type Observable } from 'rxjs';
 import { ResilienceContext, type ResiliencePipeline, type ResiliencePipelineRegistry } from '../../core/index.js';
 import { currentResilienceContext } from '../execution/resilience-context.storage.js';
+import { httpOperationKey } from './http-operation.key.js';
 import type { StandardHedgingHandler } from './standard-hedging.handler.js';
 import { exposeRetryAfter, HTTP_REQUEST_INFO, IDEMPOTENT_METHODS } from './standard-http-pipeline.js';
 
 /** How a client was configured (resolved from the module options). @internal */
 export interface ResilientHttpClientSettings {
+  /** The client's name (`ResilientHttpModule`'s `name`): the first part of its operation keys. */
+  readonly name: string;
   /** The registry pipeline every request runs through. */
   readonly pipeline: string;
   /** One pipeline instance (and circuit) per scheme + host + port. */
@@ -29,6 +32,17 @@ export interface ResilientRequestConfig<D = unknown> extends AxiosRequestConfig<
    * intercepted handler) making the request, when it is made before that method's first `await`.
    */
   signal?: AbortSignal;
+  /**
+   * The route template this request's URL was built from, e.g. `'/users/{id}'`: the operation key becomes
+   * `<client> <METHOD> <routeTemplate>` instead of `<client> <METHOD> <host>`. Only a label for telemetry:
+   * the request still goes to `url` (a query string or fragment in the template is left out of the key).
+   */
+  routeTemplate?: string;
+  /**
+   * The operation key of this request's context, as is (in logs, metrics, spans, the dashboard), instead
+   * of the client's default. Keep it low-cardinality: no ids, paths or query values.
+   */
+  operationKey?: string;
 }
 
 /**
@@ -48,7 +62,7 @@ export class ResilientHttpClient {
 
   /** Sends a request through the pipeline; resolves with the response, rejects with the final error. */
   request<T = unknown, D = unknown>(config: ResilientRequestConfig<D>): Promise<AxiosResponse<T, D>> {
-    const { idempotent, signal, ...axiosConfig } = config;
+    const { idempotent, signal, routeTemplate, operationKey, ...axiosConfig } = config;
     const method = (axiosConfig.method ?? 'GET').toUpperCase();
     const retryable =
       IDEMPOTENT_METHODS.has(method) ||
@@ -59,6 +73,16 @@ export class ResilientHttpClient {
     // client that disconnects (or an enclosing timeout) cancels the socket too.
     const parent = signal ?? currentResilienceContext()?.signal;
     const hedging = this.settings.hedging;
+    // The key names the client, the method and the route template or host: never a path or query value.
+    const keyOf = (url: string): string =>
+      typeof operationKey === 'string'
+        ? operationKey
+        : httpOperationKey(
+            this.settings.name,
+            method,
+            url,
+            typeof routeTemplate === 'string' ? routeTemplate : undefined,
+          );
     if (hedging) {
       const info = {
         method,
@@ -66,10 +90,11 @@ export class ResilientHttpClient {
         retryable,
         failureStatusCodes: this.settings.failureStatusCodes,
       };
-      return hedging.execute<T, D>(axiosConfig, info, parent);
+      // The endpoints decide the host (an absolute URL's own is replaced): the key has none.
+      return hedging.execute<T, D>(axiosConfig, info, parent, keyOf(''));
     }
     const url = this.resolveUrl(axiosConfig.url);
-    const context = new ResilienceContext({ operationKey: `${method} ${url}`, signal: parent });
+    const context = new ResilienceContext({ operationKey: keyOf(url), signal: parent });
     context.properties.set(HTTP_REQUEST_INFO, {
       method,
       url,

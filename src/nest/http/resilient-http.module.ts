@@ -32,7 +32,10 @@ import {
 
 /** Options of `ResilientHttpModule.register`: axios defaults plus the client's name and pipeline. @publicApi */
 export interface ResilientHttpModuleOptions extends AxiosRequestConfig {
-  /** Names the client (its injection token is `getResilientHttpClientToken(name)`). Default `default`. */
+  /**
+   * Names the client (its injection token is `getResilientHttpClientToken(name)`) and begins the operation
+   * key of each of its requests (`<name> GET <host or routeTemplate>`). Default `default`.
+   */
   name?: string;
   /**
    * The pipeline: the name of a registered one, or options of the standard pipeline (the default), which
@@ -268,7 +271,7 @@ function validateClient(
   if (root.problems.length > before) return undefined;
 
   const http = new HttpService(axios.create(axiosConfig));
-  const settings = { perAuthority, failureStatusCodes, idempotent };
+  const settings = { name, perAuthority, failureStatusCodes, idempotent };
   if (hedging !== undefined) {
     const hedgingName = `http-hedging:${name}`;
     const handler = StandardHedgingHandler.create(http, registry, hedging, hedgingName, root, `${path}.hedging`);

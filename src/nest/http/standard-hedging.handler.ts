@@ -331,8 +331,9 @@ export class StandardHedgingHandler {
     config: AxiosRequestConfig<D>,
     info: HttpRequestInfo,
     signal: AbortSignal | undefined,
+    operationKey: string,
   ): Promise<AxiosResponse<T, D>> {
-    const context = new ResilienceContext({ operationKey: `${info.method} ${info.url}`, signal });
+    const context = new ResilienceContext({ operationKey, signal });
     const plan = new EndpointPlan(this.plan(), info.retryable);
     context.properties.set(HTTP_REQUEST_INFO, info);
     context.properties.set(ENDPOINT_PLAN, plan);
