@@ -207,6 +207,26 @@ describe('ResilientClientsModule', () => {
     expect(isBrokenCircuitError(fast)).toBe(true); // the remote errors opened the circuit
   });
 
+  it('follows a reload of the pipeline it names: calls started afterwards run the new options', async () => {
+    const context = await start(
+      { clients: { inventory: { client: { ...tcp }, pipeline: 'quotes', retryRemoteErrors: true } } },
+      { pipelines: { quotes: { retry: { maxRetryAttempts: 1, delay: 0 } } } },
+    );
+    const inventory = context.get(ResilientClients).get('inventory');
+    await expect(lastValueFrom(inventory.send('inventory.reject', {}))).rejects.toMatchObject({ code: 'OUT_OF_STOCK' });
+    expect(state.calls['inventory.reject']).toBe(2);
+
+    await context.get(ResiliencePipelineRegistry).reload('quotes', { retry: { maxRetryAttempts: 3, delay: 0 } });
+    await expect(lastValueFrom(inventory.send('inventory.reject', {}))).rejects.toMatchObject({ code: 'OUT_OF_STOCK' });
+    expect(state.calls['inventory.reject']).toBe(2 + 4);
+
+    // A reload that adds a timeout reaches the client too: the timeout now ends a call that hangs.
+    await context.get(ResiliencePipelineRegistry).reload('quotes', { timeout: '50ms' });
+    const hung = await lastValueFrom(inventory.send('inventory.hang', {})).catch((e: unknown) => e);
+    expect(isTimeoutRejectedError(hung)).toBe(true);
+    for (const resolve of state.hanging.splice(0)) resolve('late');
+  });
+
   it('aborts a call through its signal: the reply is dropped and the call counted as cancelled', async () => {
     const context = await start({ clients: { inventory: { client: { ...tcp } } } });
     const inventory = context.get(ResilientClients).get('inventory');

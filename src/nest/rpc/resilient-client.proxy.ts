@@ -168,6 +168,7 @@ export class ResilientClientProxy {
     let plan = this.plans.get(route);
     if (plan) return plan;
     const { name, perPattern, defaults, patterns } = this.settings;
+    const registry = this.registry;
     const own: ResilientPatternOptions = patterns.get(route) ?? {};
     const pipelineName = own.pipeline ?? this.settings.pipeline;
     const key = perPattern ? `${name}:${route}` : name;
@@ -178,7 +179,10 @@ export class ResilientClientProxy {
     plan = {
       pipeline: this.registry.getPipeline(pipelineName, key),
       route,
-      abortable: canAbortAttempts(this.registry.getPipelineConfig(pipelineName)),
+      // Read at each call: a reload may add or drop the strategies that abort attempts.
+      get abortable() {
+        return canAbortAttempts(registry.getPipelineConfig(pipelineName));
+      },
       replyTimeout: own.replyTimeout ?? defaults.replyTimeout,
       sendKey: `${name} send ${route}`,
       emitKey: `${name} emit ${route}`,
