@@ -67,6 +67,25 @@ describe('ResilienceLoggerListener', () => {
     ]);
   });
 
+  it('prints durations in whole milliseconds, whatever the jitter or clock gives', async () => {
+    const time = new FakeTimeProvider(0);
+    const logger = new LinesLogger();
+    const pipeline = new ResiliencePipelineBuilder({
+      name: 'orders',
+      timeProvider: time,
+      random: () => 0.123456789,
+      telemetryListeners: [new ResilienceLoggerListener({ logger, timeProvider: time })],
+    })
+      .addRetry({ maxRetryAttempts: 1, delay: 1_750, backoffType: 'exponential', useJitter: true })
+      .build();
+
+    const run = pipeline.executeOutcome(() => Promise.reject(new Error('down')));
+    await time.advanceAsync(10_000);
+    await run;
+    const retry = logger.lines.find((line) => line.includes('OnRetry '));
+    expect(retry).toMatch(/ delay=\d+ms /);
+  });
+
   it('never writes error messages unless asked, and never the context properties', async () => {
     const logger = new LinesLogger();
     const quiet = new ResiliencePipelineBuilder({

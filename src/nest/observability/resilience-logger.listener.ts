@@ -164,17 +164,17 @@ export class ResilienceLoggerListener implements TelemetryListener {
     if (context.operationKey !== undefined) parts.push(`operation=${context.operationKey}`);
     switch (event.eventName) {
       case 'OnRetry':
-        parts.push(`attempt=${event.arguments.attemptNumber}`, `delay=${event.arguments.retryDelay}ms`);
+        parts.push(`attempt=${event.arguments.attemptNumber}`, `delay=${ms(event.arguments.retryDelay)}`);
         break;
       case 'OnRetryGiveUp':
         parts.push(`attempt=${event.arguments.attemptNumber}`, `reason=${event.arguments.reason}`);
         break;
       case 'OnTimeout':
-        parts.push(`timeout=${event.arguments.timeout}ms`);
+        parts.push(`timeout=${ms(event.arguments.timeout)}`);
         break;
       case 'OnCircuitOpened': {
         const { reason, breakDuration, health } = event.arguments;
-        parts.push(`reason=${reason}`, `breakDuration=${breakDuration}ms`);
+        parts.push(`reason=${reason}`, `breakDuration=${ms(breakDuration)}`);
         if (health) parts.push(`failures=${health.failures}/${health.throughput}`);
         break;
       }
@@ -183,10 +183,10 @@ export class ResilienceLoggerListener implements TelemetryListener {
         break;
       case 'OnCircuitRejected':
         parts.push(`state=${event.arguments.state}`);
-        if (event.arguments.retryAfter !== undefined) parts.push(`retryAfter=${event.arguments.retryAfter}ms`);
+        if (event.arguments.retryAfter !== undefined) parts.push(`retryAfter=${ms(event.arguments.retryAfter)}`);
         break;
       case 'OnRateLimiterRejected':
-        if (event.arguments.retryAfter !== undefined) parts.push(`retryAfter=${event.arguments.retryAfter}ms`);
+        if (event.arguments.retryAfter !== undefined) parts.push(`retryAfter=${ms(event.arguments.retryAfter)}`);
         break;
       case 'OnHedging':
         parts.push(`attempt=${event.arguments.attemptNumber}`);
@@ -198,11 +198,11 @@ export class ResilienceLoggerListener implements TelemetryListener {
         parts.push(
           `attempt=${event.arguments.attemptNumber}`,
           `handled=${event.arguments.handled}`,
-          `duration=${Math.round(event.arguments.duration)}ms`,
+          `duration=${ms(event.arguments.duration)}`,
         );
         break;
       case 'PipelineExecuted':
-        parts.push(`duration=${Math.round(event.arguments.duration)}ms`);
+        parts.push(`duration=${ms(event.arguments.duration)}`);
         break;
       default:
         break;
@@ -237,4 +237,9 @@ function validateLoggingOptions(o: ResilienceLoggingOptions): void {
     if (typeof r.per !== 'number' || !(r.per > 0)) v.add('rateLimit.per', r.per, 'must be a number > 0');
   }
   v.throwIfInvalid('Invalid resilience logging options');
+}
+
+/** A duration in whole milliseconds, as log lines print it (`1750ms`, never `1750.0174295973072ms`). */
+function ms(value: number): string {
+  return `${Math.round(value)}ms`;
 }
