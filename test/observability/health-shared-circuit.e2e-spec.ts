@@ -1,10 +1,11 @@
 import 'reflect-metadata';
+import { HealthController } from './health.fixture.js';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Controller, Get, Injectable, Module, Post, type INestApplication } from '@nestjs/common';
+import { Controller, Injectable, Module, Post, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
+import { TerminusModule } from '@nestjs/terminus';
 import { CircuitBreaker, ResilienceModule, ResiliencePipelineRegistry } from '../../src/index.js';
-import { ResilienceHealthIndicator, ResilienceHealthModule } from '../../src/nest/terminus/index.js';
+import { ResilienceHealthModule } from '../../src/nest/terminus/index.js';
 
 /** Two methods naming the circuit breaker of the pipeline `payments`: they share its one circuit. */
 @Injectable()
@@ -32,20 +33,6 @@ class PaymentsController {
   @Post('refund')
   refund(): Promise<string> {
     return this.payments.refund();
-  }
-}
-
-@Controller('health')
-class HealthController {
-  constructor(
-    private readonly health: HealthCheckService,
-    private readonly resilience: ResilienceHealthIndicator,
-  ) {}
-
-  @Get()
-  @HealthCheck()
-  check() {
-    return this.health.check([() => this.resilience.isHealthy('resilience')]);
   }
 }
 

@@ -1,8 +1,9 @@
 import 'reflect-metadata';
+import { HealthController } from './health.fixture.js';
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { Controller, Get, Injectable, Module, type INestApplication } from '@nestjs/common';
+import { Injectable, Module, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
+import { TerminusModule } from '@nestjs/terminus';
 import {
   CircuitBreaker,
   ResilienceModule,
@@ -21,20 +22,6 @@ class QuoteClient {
   @CircuitBreaker({ kind: 'consecutive', failureThreshold: 1, breakDuration: 60_000 })
   async fetch(): Promise<string> {
     throw new Error('quotes upstream down');
-  }
-}
-
-@Controller('health')
-class HealthController {
-  constructor(
-    private readonly health: HealthCheckService,
-    private readonly resilience: ResilienceHealthIndicator,
-  ) {}
-
-  @Get()
-  @HealthCheck()
-  check() {
-    return this.health.check([() => this.resilience.isHealthy('resilience')]);
   }
 }
 
