@@ -3,8 +3,7 @@ import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
 import { Observable } from 'rxjs';
 import { OptionsValidator, ResiliencePipelineRegistry, ResilienceValidationError } from '../core/index.js';
-import { registerFirstCallBinder, type FirstCallBinder } from './decorators/method-binding.registry.js';
-import { getResilienceMethodMetadata, type ResilienceMethodMetadata } from './decorators/resilience-method.wrapper.js';
+import { getResilienceMethodMetadata, type ResilienceMethodMetadata } from './decorators/resilience-method.metadata.js';
 import type { ResilienceMethodBinding } from './execution/resilience-method.binding.js';
 import { planMethodPipeline } from './method-pipeline.factory.js';
 import { RESILIENCE_BINDINGS, RESILIENCE_STARTUP_ISSUES } from './resilience.constants.js';
@@ -14,27 +13,59 @@ import { RESILIENCE_MODULE_OPTIONS } from './resilience.module-definition.js';
 import type { ResilienceModuleOptions } from './resilience-module-options.interface.js';
 import { RESILIENCE_STORE_HANDLE, type ResilienceStoreHandle } from './resilience-store.factory.js';
 
-type Bindings = Map<ResilienceMethodMetadata, ResilienceMethodBinding>;
+type AnyMethod = (...args: unknown[]) => unknown;
+
+/** One decorated method bound to an instance: what calls it directly, and what Nest's router calls. */
+interface BoundMethod {
+  readonly name: string;
+  readonly direct: AnyMethod;
+  readonly route: AnyMethod;
+}
+
+/** The decorated methods of one singleton instance. */
+interface BoundInstance {
+  readonly instance: object;
+  readonly isController: boolean;
+  readonly methods: BoundMethod[];
+}
+
+/** The decorated methods of a request-scoped or transient class, installed on its prototype. */
+interface BoundPrototype {
+  readonly prototype: object;
+  readonly methods: BoundMethod[];
+  /** The prototype's own properties the methods replaced, put back at shutdown. */
+  readonly replaced: Map<string, PropertyDescriptor | undefined>;
+}
 
 /**
- * Finds every decorated method of every provider and controller when the module starts — or on the first
- * call of a decorated method of one of the application's instances, if that comes first (a testing
- * module that is only compiled) — composes its pipeline, binds it to the instance, and logs each method's
- * pipeline at debug level. Every problem of every pipeline and every decorator is reported in one error
- * that fails the start. Request-scoped and transient classes are bound through their prototype.
+ * Binds the pipelines of every decorated method of every provider and controller of the application
+ * when it initialises. The decorators only record metadata; here each method of each instance Nest
+ * created gets its own property — a function that runs the method's pipeline, inheriting the metadata
+ * of the decorated method (route, guards, pipes, Swagger…), its name and its length — while the class
+ * stays as it is.
+ *
+ * Two moments, because Nest reads route handlers before its `onModuleInit` hooks: `ResilienceModule`'s
+ * `configure()` (which Nest calls while registering modules, before it registers HTTP routes) binds
+ * every instance and gives route handlers their route form — an Observable Nest unsubscribes from when
+ * the client disconnects, which cancels the call — and `onModuleInit` binds whatever is not bound yet
+ * (an application context, a microservice) and gives every method the form its callers expect (a
+ * promise, or an Observable for a method returning one). Microservices read their handlers after the
+ * init hooks. Binding is idempotent; every problem of every pipeline and decorator is reported in one
+ * error that fails the start. Request-scoped and transient classes are bound through their prototype.
  *
  * @internal
  */
 @Injectable()
-export class ResilienceExplorer implements OnModuleInit, OnApplicationShutdown, FirstCallBinder {
+export class ResilienceExplorer implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('ResilienceModule');
-  private readonly prototypesBound: object[] = [];
-  /** Instances bound so far (binding twice would replace their pipelines and lose their state). */
-  private readonly bound = new WeakSet<object>();
-  /** Instances a first call asked about that are not this application's. */
-  private readonly foreign = new WeakSet<object>();
+  /** The singleton instances bound, in the order they were. */
+  private readonly instances = new Map<object, BoundInstance>();
+  private readonly prototypes = new Map<object, BoundPrototype>();
+  /** Instances already looked at (bound, or without decorated methods; an alias shares its instance). */
+  private readonly seen = new WeakSet<object>();
+  /** Marks a prototype as bound by this application. */
+  private readonly owner = {};
   private failure: ResilienceValidationError | undefined;
-  private readonly unregister: () => void;
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -43,23 +74,34 @@ export class ResilienceExplorer implements OnModuleInit, OnApplicationShutdown, 
     @Optional() @Inject(RESILIENCE_MODULE_OPTIONS) private readonly options?: ResilienceModuleOptions,
     @Optional() @Inject(RESILIENCE_STORE_HANDLE) private readonly storeHandle?: ResilienceStoreHandle,
     @Optional() @Inject(RESILIENCE_STARTUP_ISSUES) private readonly startupIssues?: OptionsValidator,
-  ) {
-    this.unregister = registerFirstCallBinder(this);
+  ) {}
+
+  /**
+   * Binds every instance, route handlers in their route form. Called by `ResilienceModule.configure()`,
+   * before an HTTP application registers its routes. @internal
+   */
+  bindBeforeRoutes(): void {
+    this.bindAll();
+    for (const bound of this.instances.values()) install(bound.instance, bound.methods, bound.isController);
   }
 
   onModuleInit(): void {
     if (this.options?.asyncContextPropagation) enableAsyncContextPropagation();
     this.bindAll();
+    for (const bound of this.instances.values()) install(bound.instance, bound.methods, false);
   }
 
-  bindOnFirstCall(instance: object): boolean {
-    if (this.foreign.has(instance)) return false;
-    if (!this.owns(instance)) {
-      this.foreign.add(instance);
-      return false;
+  async onApplicationShutdown(): Promise<void> {
+    for (const { prototype, replaced } of this.prototypes.values()) {
+      for (const [name, descriptor] of replaced) {
+        if (descriptor) Object.defineProperty(prototype, name, descriptor);
+        else delete (prototype as Record<string, unknown>)[name];
+      }
+      delete (prototype as Record<symbol, unknown>)[RESILIENCE_BINDINGS];
     }
-    this.bindAll();
-    return true;
+    this.prototypes.clear();
+    await this.registry.dispose();
+    await this.storeHandle?.close();
   }
 
   /** Binds every instance not bound yet; throws the one start-up error when anything is invalid. */
@@ -67,46 +109,49 @@ export class ResilienceExplorer implements OnModuleInit, OnApplicationShutdown, 
     if (this.failure) throw this.failure;
     const v = new OptionsValidator('');
     v.addIssues(this.startupIssues?.problems ?? []);
-    for (const wrapper of this.wrappers()) this.bindWrapper(wrapper, v);
+    const controllers = this.discovery.getControllers();
+    const planned: { wrapper: InstanceWrapper<unknown>; methods: BoundMethod[]; isController: boolean }[] = [];
+    for (const [isController, wrappers] of [
+      [false, this.discovery.getProviders()],
+      [true, controllers],
+    ] as const) {
+      for (const wrapper of wrappers) {
+        const instance = wrapper.instance as unknown;
+        if (!wrapper.metatype || !instance || typeof instance !== 'object' || this.seen.has(instance)) continue;
+        this.seen.add(instance);
+        const methods = this.planInstance(wrapper, v);
+        if (methods.length > 0) planned.push({ wrapper, methods, isController });
+      }
+    }
     if (!v.isValid) {
       this.failure = new ResilienceValidationError(v.problems, 'Invalid resilience configuration');
       throw this.failure;
     }
+    for (const { wrapper, methods, isController } of planned) {
+      const instance = wrapper.instance as object;
+      if (wrapper.isDependencyTreeStatic() && !wrapper.isTransient) {
+        if (!this.instances.has(instance)) this.instances.set(instance, { instance, isController, methods });
+      } else {
+        this.bindPrototype(Object.getPrototypeOf(instance) as object, methods);
+      }
+    }
   }
 
-  private wrappers(): InstanceWrapper<unknown>[] {
-    return [...this.discovery.getProviders(), ...this.discovery.getControllers()];
-  }
-
-  private owns(instance: object): boolean {
-    const prototype = Object.getPrototypeOf(instance) as unknown;
-    return this.wrappers().some(
-      (w) =>
-        w.instance === instance ||
-        (!(w.isDependencyTreeStatic() && !w.isTransient) &&
-          (w.metatype as { prototype?: unknown })?.prototype === prototype),
-    );
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    this.unregister();
-    for (const prototype of this.prototypesBound) delete (prototype as Record<symbol, unknown>)[RESILIENCE_BINDINGS];
-    await this.registry.dispose();
-    await this.storeHandle?.close();
-  }
-
-  private bindWrapper(wrapper: InstanceWrapper<unknown>, v: OptionsValidator): void {
-    const instance = wrapper.instance as object | undefined;
-    const metatype = wrapper.metatype;
-    if (!metatype || !instance || typeof instance !== 'object' || this.bound.has(instance)) return;
-    this.bound.add(instance);
+  /** Plans the pipeline of each decorated method of an instance; problems go to `v`. */
+  private planInstance(wrapper: InstanceWrapper<unknown>, v: OptionsValidator): BoundMethod[] {
+    const instance = wrapper.instance as object;
     const prototype = Object.getPrototypeOf(instance) as object;
     const isStatic = wrapper.isDependencyTreeStatic() && !wrapper.isTransient;
-    let bindings: Bindings | undefined;
-    for (const methodName of this.scanner.getAllMethodNames(prototype)) {
-      const meta = getResilienceMethodMetadata((prototype as Record<string, unknown>)[methodName]);
+    if (!isStatic && this.prototypes.has(prototype)) return []; // bound already
+    const methods: BoundMethod[] = [];
+    for (const name of this.scanner.getAllMethodNames(prototype)) {
+      const meta = getResilienceMethodMetadata((prototype as Record<string, unknown>)[name]);
       if (!meta) continue;
-      const returnType = Reflect.getMetadata('design:returntype', prototype, methodName) as unknown;
+      if (!isStatic && Object.prototype.hasOwnProperty.call(prototype, RESILIENCE_BINDINGS)) {
+        v.add(meta.className, 'request-scoped', NEST_RULES.boundElsewhere);
+        return [];
+      }
+      const returnType = Reflect.getMetadata('design:returntype', prototype, name) as unknown;
       // No declared type (type-only import, inferred, plain JS; `Object` for the first): the value decides.
       const returnsObservable =
         returnType === undefined || returnType === Object
@@ -114,25 +159,62 @@ export class ResilienceExplorer implements OnModuleInit, OnApplicationShutdown, 
           : returnType === Observable || isObservableClass(returnType);
       const plan = planMethodPipeline(meta, instance, this.registry, returnsObservable, v);
       if (!plan) continue;
-      bindings ??= this.bindingsFor(isStatic ? instance : prototype, isStatic, v, `${meta.className}`);
-      bindings?.set(meta, plan.binding);
+      methods.push(boundMethod(name, meta, plan.binding));
       this.logger.debug(plan.description);
     }
+    return methods;
   }
 
-  private bindingsFor(target: object, own: boolean, v: OptionsValidator, className: string): Bindings | undefined {
-    const holder = target as Record<symbol, Bindings | undefined>;
-    if (Object.prototype.hasOwnProperty.call(holder, RESILIENCE_BINDINGS)) {
-      if (!own) {
-        v.add(className, 'request-scoped', NEST_RULES.boundElsewhere);
-        return undefined;
-      }
-      return holder[RESILIENCE_BINDINGS];
-    }
-    const bindings: Bindings = new Map();
-    Object.defineProperty(target, RESILIENCE_BINDINGS, { value: bindings, configurable: true });
-    if (!own) this.prototypesBound.push(target);
-    return bindings;
+  /**
+   * A request-scoped or transient class: Nest creates its instances later (per request, per consumer),
+   * so its methods are installed on the prototype, shared by every application of the process — one
+   * application binds it, another is told so.
+   */
+  private bindPrototype(prototype: object, methods: BoundMethod[]): void {
+    if (this.prototypes.has(prototype)) return;
+    const replaced = new Map<string, PropertyDescriptor | undefined>();
+    for (const { name } of methods) replaced.set(name, Object.getOwnPropertyDescriptor(prototype, name));
+    Object.defineProperty(prototype, RESILIENCE_BINDINGS, { value: this.owner, configurable: true });
+    install(prototype, methods, false);
+    this.prototypes.set(prototype, { prototype, methods, replaced });
+  }
+}
+
+/** The two forms of a bound method, each inheriting the decorated method's metadata. */
+function boundMethod(name: string, meta: ResilienceMethodMetadata, binding: ResilienceMethodBinding): BoundMethod {
+  return {
+    name,
+    direct: inheritingFunction(meta.original, function (this: unknown, ...args: unknown[]) {
+      return binding.invoke(this, args);
+    }),
+    route: inheritingFunction(meta.original, function (this: unknown, ...args: unknown[]) {
+      return binding.invokeAsRoute(this, args);
+    }),
+  };
+}
+
+/**
+ * `fn`, with `original`'s name and length, and `original` as its prototype: Nest reads a handler's
+ * guards, interceptors, pipes, status code and headers from the function it calls with
+ * `Reflect.getMetadata`, which looks up the prototype chain — so they stay on the decorated method, where
+ * the decorators wrote them, and read the same through either form.
+ */
+function inheritingFunction(original: AnyMethod, fn: AnyMethod): AnyMethod {
+  Object.setPrototypeOf(fn, original);
+  Object.defineProperty(fn, 'name', { value: original.name, configurable: true });
+  Object.defineProperty(fn, 'length', { value: original.length, configurable: true });
+  return fn;
+}
+
+/** Makes each method an own property of `target`, in its route form or its direct form. */
+function install(target: object, methods: BoundMethod[], routeForm: boolean): void {
+  for (const method of methods) {
+    Object.defineProperty(target, method.name, {
+      value: routeForm ? method.route : method.direct,
+      configurable: true,
+      writable: true,
+      enumerable: false,
+    });
   }
 }
 
