@@ -18,23 +18,20 @@ type AnyMethod = (...args: unknown[]) => unknown;
 /** One decorated method bound to an instance: what calls it directly, and what Nest's router calls. */
 interface BoundMethod {
   readonly name: string;
+  readonly meta: ResilienceMethodMetadata;
+  readonly binding: ResilienceMethodBinding;
   readonly direct: AnyMethod;
   readonly route: AnyMethod;
 }
+
+/** The pipelines of an instance's (or, for a request-scoped class, its instances') methods. */
+type Bindings = Map<ResilienceMethodMetadata, ResilienceMethodBinding>;
 
 /** The decorated methods of one singleton instance. */
 interface BoundInstance {
   readonly instance: object;
   readonly isController: boolean;
   readonly methods: BoundMethod[];
-}
-
-/** The decorated methods of a request-scoped or transient class, installed on its prototype. */
-interface BoundPrototype {
-  readonly prototype: object;
-  readonly methods: BoundMethod[];
-  /** The prototype's own properties the methods replaced, put back at shutdown. */
-  readonly replaced: Map<string, PropertyDescriptor | undefined>;
 }
 
 /**
@@ -60,11 +57,10 @@ export class ResilienceExplorer implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('ResilienceModule');
   /** The singleton instances bound, in the order they were. */
   private readonly instances = new Map<object, BoundInstance>();
-  private readonly prototypes = new Map<object, BoundPrototype>();
+  /** The prototypes of the request-scoped and transient classes bound. */
+  private readonly prototypes = new Set<object>();
   /** Instances already looked at (bound, or without decorated methods; an alias shares its instance). */
   private readonly seen = new WeakSet<object>();
-  /** Marks a prototype as bound by this application. */
-  private readonly owner = {};
   private failure: ResilienceValidationError | undefined;
 
   constructor(
@@ -74,7 +70,28 @@ export class ResilienceExplorer implements OnModuleInit, OnApplicationShutdown {
     @Optional() @Inject(RESILIENCE_MODULE_OPTIONS) private readonly options?: ResilienceModuleOptions,
     @Optional() @Inject(RESILIENCE_STORE_HANDLE) private readonly storeHandle?: ResilienceStoreHandle,
     @Optional() @Inject(RESILIENCE_STARTUP_ISSUES) private readonly startupIssues?: OptionsValidator,
-  ) {}
+  ) {
+    this.installDispatchers();
+  }
+
+  /**
+   * Makes each decorated method of each class of the application dispatch to the pipeline bound to the
+   * instance it is called on, if any — for Nest code that reads a handler before the module is bound: a
+   * microservice started with `listen()` alone registers its message handlers before the init hooks.
+   * The dispatcher holds no state (an instance made with `new` outside Nest, or one of a module that is
+   * not initialised, runs the method as it is), so it stays for the other applications of the process.
+   */
+  private installDispatchers(): void {
+    for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
+      const metatype = wrapper.metatype as { prototype?: unknown } | null | undefined;
+      if (wrapper.inject || typeof metatype !== 'function' || typeof metatype.prototype !== 'object') continue;
+      const prototype = metatype.prototype as object;
+      for (const name of this.scanner.getAllMethodNames(prototype)) {
+        const meta = getResilienceMethodMetadata((prototype as Record<string, unknown>)[name]);
+        if (meta) installDispatcher(prototype, name, meta);
+      }
+    }
+  }
 
   /**
    * Binds every instance, route handlers in their route form. Called by `ResilienceModule.configure()`,
@@ -92,13 +109,7 @@ export class ResilienceExplorer implements OnModuleInit, OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
-    for (const { prototype, replaced } of this.prototypes.values()) {
-      for (const [name, descriptor] of replaced) {
-        if (descriptor) Object.defineProperty(prototype, name, descriptor);
-        else delete (prototype as Record<string, unknown>)[name];
-      }
-      delete (prototype as Record<symbol, unknown>)[RESILIENCE_BINDINGS];
-    }
+    for (const prototype of this.prototypes) delete (prototype as Record<symbol, unknown>)[RESILIENCE_BINDINGS];
     this.prototypes.clear();
     await this.registry.dispose();
     await this.storeHandle?.close();
@@ -130,7 +141,9 @@ export class ResilienceExplorer implements OnModuleInit, OnApplicationShutdown {
     for (const { wrapper, methods, isController } of planned) {
       const instance = wrapper.instance as object;
       if (wrapper.isDependencyTreeStatic() && !wrapper.isTransient) {
-        if (!this.instances.has(instance)) this.instances.set(instance, { instance, isController, methods });
+        if (this.instances.has(instance)) continue;
+        defineBindings(instance, methods);
+        this.instances.set(instance, { instance, isController, methods });
       } else {
         this.bindPrototype(Object.getPrototypeOf(instance) as object, methods);
       }
@@ -167,16 +180,13 @@ export class ResilienceExplorer implements OnModuleInit, OnApplicationShutdown {
 
   /**
    * A request-scoped or transient class: Nest creates its instances later (per request, per consumer),
-   * so its methods are installed on the prototype, shared by every application of the process — one
-   * application binds it, another is told so.
+   * so the pipelines are kept on the prototype, where its methods' dispatchers find them — shared by every
+   * application of the process: one application binds it, another is told so.
    */
   private bindPrototype(prototype: object, methods: BoundMethod[]): void {
     if (this.prototypes.has(prototype)) return;
-    const replaced = new Map<string, PropertyDescriptor | undefined>();
-    for (const { name } of methods) replaced.set(name, Object.getOwnPropertyDescriptor(prototype, name));
-    Object.defineProperty(prototype, RESILIENCE_BINDINGS, { value: this.owner, configurable: true });
-    install(prototype, methods, false);
-    this.prototypes.set(prototype, { prototype, methods, replaced });
+    defineBindings(prototype, methods);
+    this.prototypes.add(prototype);
   }
 }
 
@@ -184,6 +194,8 @@ export class ResilienceExplorer implements OnModuleInit, OnApplicationShutdown {
 function boundMethod(name: string, meta: ResilienceMethodMetadata, binding: ResilienceMethodBinding): BoundMethod {
   return {
     name,
+    meta,
+    binding,
     direct: inheritingFunction(meta.original, function (this: unknown, ...args: unknown[]) {
       return binding.invoke(this, args);
     }),
@@ -204,6 +216,30 @@ function inheritingFunction(original: AnyMethod, fn: AnyMethod): AnyMethod {
   Object.defineProperty(fn, 'name', { value: original.name, configurable: true });
   Object.defineProperty(fn, 'length', { value: original.length, configurable: true });
   return fn;
+}
+
+function defineBindings(target: object, methods: BoundMethod[]): void {
+  const bindings: Bindings = new Map(methods.map((method) => [method.meta, method.binding]));
+  Object.defineProperty(target, RESILIENCE_BINDINGS, { value: bindings, configurable: true });
+}
+
+/**
+ * Replaces the decorated method, on the prototype that defines it, with a function that runs the
+ * pipeline bound to `this` (its own, or its prototype's for a request-scoped class), or else the method.
+ */
+function installDispatcher(prototype: object, name: string, meta: ResilienceMethodMetadata): void {
+  let owner: object | null = prototype;
+  while (owner && Object.getOwnPropertyDescriptor(owner, name)?.value !== meta.original) {
+    owner = Object.getPrototypeOf(owner) as object | null;
+  }
+  if (!owner) return; // dispatched already, or replaced by something else
+  const original = meta.original;
+  const dispatcher = inheritingFunction(original, function (this: unknown, ...args: unknown[]) {
+    const binding = (this as { [RESILIENCE_BINDINGS]?: Bindings } | null | undefined)?.[RESILIENCE_BINDINGS]?.get(meta);
+    return binding ? binding.invoke(this, args) : original.apply(this, args);
+  });
+  const descriptor = Object.getOwnPropertyDescriptor(owner, name)!;
+  Object.defineProperty(owner, name, { ...descriptor, value: dispatcher });
 }
 
 /** Makes each method an own property of `target`, in its route form or its direct form. */
