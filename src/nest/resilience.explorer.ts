@@ -46,8 +46,9 @@ interface BoundInstance {
  * every instance and gives route handlers their route form — an Observable Nest unsubscribes from when
  * the client disconnects, which cancels the call — and `onModuleInit` binds whatever is not bound yet
  * (an application context, a microservice) and gives every method the form its callers expect (a
- * promise, or an Observable for a method returning one). Microservices read their handlers after the
- * init hooks. Binding is idempotent; every problem of every pipeline and decorator is reported in one
+ * promise, or an Observable for a method returning one). Handlers Nest reads before that (a
+ * microservice started with `listen()` alone) reach the pipeline through the class's method, a stateless
+ * dispatcher to the instance's pipeline. Binding is idempotent; every problem of every pipeline and decorator is reported in one
  * error that fails the start. Request-scoped and transient classes are bound through their prototype.
  *
  * @internal
