@@ -20,7 +20,7 @@ export {
   Hedging,
   type FallbackDecoratorOptions,
 } from './decorators/resilience.decorators.js';
-export { RESILIENCE_DECORATOR_ORDER, type ResilienceSection } from './decorators/resilience-method.wrapper.js';
+export { RESILIENCE_DECORATOR_ORDER, type ResilienceSection } from './decorators/resilience-method.metadata.js';
 export { ResilienceInterceptor } from './resilience.interceptor.js';
 export {
   ResilienceExceptionFilter,

@@ -11,7 +11,7 @@ import {
   type StrategySection,
 } from '../core/index.js';
 import type { FallbackDecoratorOptions, SectionSpec } from './decorators/resilience.decorators.js';
-import type { ResilienceMethodMetadata, ResilienceSection } from './decorators/resilience-method.wrapper.js';
+import type { ResilienceMethodMetadata, ResilienceSection } from './decorators/resilience-method.metadata.js';
 import {
   createMethodBinding,
   METHOD_INVOCATION,

@@ -1,8 +1,8 @@
-/** Metadata key of a decorated method's resilience specification (set on the method's wrapper). @internal */
+/** Metadata key of a decorated method's resilience specification (set on the method itself). @internal */
 export const RESILIENCE_METHOD_METADATA = Symbol.for('nest-resilience:method');
 /** Metadata key of `@UseResiliencePipeline` on a class or handler (read by the interceptor). @internal */
 export const RESILIENCE_PIPELINE_METADATA = 'nest-resilience:pipeline';
-/** Where an instance (or, for request-scoped classes, a prototype) keeps its methods' pipelines. @internal */
+/** Marks the prototype of a request-scoped or transient class whose methods an application bound. @internal */
 export const RESILIENCE_BINDINGS = Symbol.for('nest-resilience:bindings');
 /** DI token of the circuit-breaker state store the module uses. @publicApi */
 export const CIRCUIT_BREAKER_STATE_STORE = Symbol.for('nest-resilience:CircuitBreakerStateStore');

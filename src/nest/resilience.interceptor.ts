@@ -9,7 +9,7 @@ import {
 import { Reflector } from '@nestjs/core';
 import type { Observable } from 'rxjs';
 import { ResilienceContext, ResiliencePipelineRegistry, type ResiliencePipeline } from '../core/index.js';
-import { getResilienceMethodMetadata } from './decorators/resilience-method.wrapper.js';
+import { getResilienceMethodMetadata } from './decorators/resilience-method.metadata.js';
 import { RESILIENCE_MODULE_OPTIONS } from './resilience.module-definition.js';
 import type { ResilienceModuleOptions } from './resilience-module-options.interface.js';
 import { RESILIENCE_PIPELINE_METADATA } from './resilience.constants.js';

@@ -1,4 +1,4 @@
-import { Inject, Module, type DynamicModule } from '@nestjs/common';
+import { Inject, Module, type DynamicModule, type NestModule } from '@nestjs/common';
 import { APP_FILTER, DiscoveryModule } from '@nestjs/core';
 import {
   OptionsValidator,
@@ -37,8 +37,9 @@ import {
 /**
  * Named resilience pipelines for a Nest application: `forRoot(options)` / `forRootAsync({ useFactory,
  * inject, imports })` once (global by default), `forFeature(pipelines)` in feature modules. Provides the
- * `ResiliencePipelineRegistry`, binds `@Retry`, `@CircuitBreaker`, `@Fallback`, `@Timeout` and
- * `@UseResiliencePipeline` on providers and controllers, and maps rejections to HTTP statuses.
+ * `ResiliencePipelineRegistry`, binds `@Retry`, `@CircuitBreaker`, `@Fallback`, `@Timeout` and the other
+ * decorators on providers and controllers when the application initialises, and maps rejections to HTTP
+ * statuses.
  *
  * @property forRoot - Configures the module once for the application: `ResilienceModuleOptions` plus
  *   `isGlobal` (default true). Every pipeline and decorator is validated when the application starts.
@@ -118,7 +119,21 @@ import {
     RESILIENCE_STARTUP_ISSUES,
   ],
 })
-export class ResilienceModule extends ConfigurableResilienceModule {
+export class ResilienceModule extends ConfigurableResilienceModule implements NestModule {
+  constructor(@Inject(ResilienceExplorer) private readonly explorer: ResilienceExplorer) {
+    super();
+  }
+
+  /**
+   * Binds the decorated methods of the application. Nest calls it while it registers modules, before
+   * it registers HTTP routes — the decorated route handlers are bound in the form the router calls
+   * (see `ResilienceExplorer`). Application contexts and microservices do not call it: they are bound
+   * in `onModuleInit`. No middleware is configured.
+   */
+  configure(): void {
+    this.explorer.bindBeforeRoutes();
+  }
+
   /**
    * Configures the module once for the application. Without options: no named pipelines yet (add them
    * with `forFeature` or the registry), the in-memory store and the system clock; the decorators work.

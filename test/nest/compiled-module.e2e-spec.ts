@@ -16,6 +16,7 @@ import {
   TimeoutRejectedError,
 } from '../../src/index.js';
 import { FakeTimeProvider } from '../../src/testing/index.js';
+import { ResilienceExplorer } from '../../src/nest/resilience.explorer.js';
 
 @Injectable()
 class Flaky {
@@ -71,42 +72,45 @@ function compile(providers: unknown[], time?: FakeTimeProvider) {
   return builder.compile();
 }
 
-describe('a compiled testing module, without init()', () => {
-  it('already protects decorated methods', async () => {
+describe('a testing module: decorators take effect when it initialises', () => {
+  it('runs decorated methods bare while the module is only compiled, and protects them once init() ran', async () => {
     const time = new FakeTimeProvider();
     const moduleRef = await compile([Flaky], time);
     const flaky = moduleRef.get(Flaky);
+    await expect(flaky.fetch()).rejects.toThrow('flaky'); // compiled, not initialised: the bare method
+    expect(flaky.calls).toBe(1);
+    await moduleRef.init();
     const result = flaky.fetch();
-    await time.advanceAsync(1_000);
-    await expect(result).resolves.toBe('ok');
+    await time.advanceAsync(500);
+    await expect(result).resolves.toBe('ok'); // one retry on the fake clock
     expect(flaky.calls).toBe(3);
     await moduleRef.close();
   });
 
-  it('binds each instance once: init() afterwards keeps the same pipelines (and their state)', async () => {
-    const time = new FakeTimeProvider();
-    const moduleRef = await compile([Flaky], time);
+  it('binds each instance once: a second init hook keeps the same pipelines (and their state)', async () => {
+    const moduleRef = await compile([Flaky]);
+    await moduleRef.init();
     const flaky = moduleRef.get(Flaky);
     await expect(flaky.limited()).resolves.toBe('admitted');
-    await moduleRef.init();
+    const explorer = moduleRef.get(ResilienceExplorer);
+    explorer.onModuleInit(); // as a hybrid application's startAllMicroservices() calls it again
     await expect(flaky.limited()).rejects.toMatchObject({ name: 'RateLimiterRejectedError' });
     await moduleRef.close();
   });
 
-  it('fails the first call with the start-up error instead of running a misconfigured method raw', async () => {
+  it('fails init() with the start-up error, and the method is never run through a half-bound pipeline', async () => {
     const moduleRef = await compile([Misconfigured]);
-    const service = moduleRef.get(Misconfigured);
-    const error = await service.read().catch((e: unknown) => e);
+    const error = await moduleRef.init().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ResilienceValidationError);
     expect((error as Error).message).toContain('Misconfigured.read.@Fallback: "cahced" is not a method');
-    expect(service.calls).toBe(0);
+    expect(Object.getOwnPropertyNames(moduleRef.get(Misconfigured))).not.toContain('read');
     await moduleRef.close();
   });
 
   it('leaves an instance made with new outside Nest as it is', async () => {
     const moduleRef = await compile([Flaky]);
-    moduleRef.get(Flaky); // the class is a provider of a compiled module…
-    const plain = new Flaky(); // …but this instance is not Nest's
+    await moduleRef.init();
+    const plain = new Flaky(); // the class is a provider of an initialised module, but this instance is not Nest's
     await expect(plain.fetch()).rejects.toThrow('flaky');
     expect(plain.calls).toBe(1);
     await moduleRef.close();

@@ -43,7 +43,8 @@ it('retries on the fake clock, with circuit state in a store the test holds', as
     .useValue(time)
     .overrideProvider(CIRCUIT_BREAKER_STATE_STORE)
     .useValue(store)
-    .compile(); // no init() needed: decorated methods are protected once the module is compiled
+    .compile();
+  await moduleRef.init(); // decorators take effect when the module initialises, like every Nest lifecycle hook
 
   const quotes = moduleRef.get(QuoteService);
   const result = quotes.latest();

@@ -9,7 +9,7 @@ import type {
   TimeoutStrategyOptions,
 } from '../../core/index.js';
 import { RESILIENCE_PIPELINE_METADATA } from '../resilience.constants.js';
-import { recordResilienceSection } from './resilience-method.wrapper.js';
+import { recordResilienceSection } from './resilience-method.metadata.js';
 
 /** A section given by the name of a configured pipeline, or inline. @internal */
 export type SectionSpec<T> = { readonly name: string } | { readonly options: T };

@@ -37,13 +37,15 @@ export function collectObservable<T>(source: Observable<T>, signal: AbortSignal 
 /**
  * An Observable that, on each subscription, runs a pipeline under a cancellation scope tied to the HTTP
  * response (if any) and emits the values it resolves with. Unsubscribing before the end aborts the scope
- * and unsubscribes what `run` registered with `onCancel` (the running attempt).
+ * (with `unsubscribed()`, by default an `AbortError` saying so) and unsubscribes what `run` registered
+ * with `onCancel` (the running attempt).
  *
  * @internal
  */
 export function pipelineObservable(
   response: RawResponse | undefined,
   run: (scope: ResponseCancellationScope, onCancel: (running: Unsubscribable) => void) => Promise<unknown[]>,
+  unsubscribed: () => unknown = subscriberUnsubscribed,
 ): Observable<unknown> {
   return new Observable<unknown>((subscriber) => {
     const scope = new ResponseCancellationScope(response);
@@ -62,8 +64,12 @@ export function pipelineObservable(
     );
     return () => {
       if (settled) return; // the normal end: nothing to cancel
-      scope.abort(new DOMException('The subscriber unsubscribed.', 'AbortError'));
+      scope.abort(unsubscribed());
       running?.unsubscribe();
     };
   });
+}
+
+function subscriberUnsubscribed(): DOMException {
+  return new DOMException('The subscriber unsubscribed.', 'AbortError');
 }

@@ -1,7 +1,13 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ResilienceContext } from '../../core/index.js';
 
-/** The context of the attempt whose synchronous part is running. */
+/**
+ * The context of the attempt whose synchronous part is running. The one piece of module-level state of
+ * the Nest layer, and deliberately so: `currentResilienceContext()` takes no argument, so without
+ * `AsyncLocalStorage` the context must be somewhere every caller can see. It holds no application's
+ * state: it is set just before an attempt calls the method and put back as soon as the method returns,
+ * and one synchronous stack runs at a time per process, so applications never see each other's.
+ */
 let current: ResilienceContext | undefined;
 /** Set only when asynchronous propagation is switched on (`asyncContextPropagation: true`). */
 let storage: AsyncLocalStorage<ResilienceContext> | undefined;

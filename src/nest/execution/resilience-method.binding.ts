@@ -1,22 +1,29 @@
-import { ResilienceContext, ResiliencePropertyKey, type ResiliencePipeline } from '../../core/index.js';
+import type { Observable } from 'rxjs';
+import {
+  ResilienceContext,
+  type CancellationSource,
+  ResiliencePropertyKey,
+  type ResiliencePipeline,
+} from '../../core/index.js';
 import { collectObservable, isObservable, pipelineObservable } from './observable.util.js';
 import { runInResilienceContext } from './resilience-context.storage.js';
-import { ResponseCancellationScope, type RawResponse } from './response-cancellation.scope.js';
+import { clientClosed, ResponseCancellationScope } from './response-cancellation.scope.js';
 import { ReturnedValueResult, type ReturnedKind } from './returned-value.result.js';
 
 /**
- * Passed by Nest to a wrapped route handler as an extra, hidden argument: the raw response, so a client
- * that disconnects can cancel the call. Never reaches the method itself.
+ * How a bound method runs: built by the explorer when the application initialises.
  *
  * @internal
  */
-export class RequestLink {
-  constructor(readonly response: RawResponse | undefined) {}
-}
-
-/** How a bound method runs: built by the explorer once the module has started. @internal */
 export interface ResilienceMethodBinding {
-  invoke(self: unknown, args: unknown[], link: RequestLink | undefined): unknown;
+  /** A call as the method's callers see it: a promise, or an Observable for a method returning one. */
+  invoke(self: unknown, args: unknown[]): unknown;
+  /**
+   * A call of a route handler, as Nest's router sees it: a cold Observable that runs the call when
+   * subscribed and emits its value (or each value of an Observable method). Nest unsubscribes from a
+   * handler's Observable when the client disconnects; unsubscribing before the end aborts the call.
+   */
+  invokeAsRoute(self: unknown, args: unknown[]): Observable<unknown>;
 }
 
 /** One call of a decorated method: the instance and the arguments it was called with. @internal */
@@ -47,8 +54,8 @@ function invokeMethod(context: ResilienceContext, invocation: MethodInvocation):
 
 /**
  * How a decorated method runs through its pipeline: each call gets a context named `operationKey`,
- * cancelled when the HTTP client goes away (or, for an Observable method, when the subscriber
- * unsubscribes); `recordInvocation` keeps the call's instance and arguments in the context.
+ * cancelled when the subscriber of an Observable result unsubscribes (for a route handler: when the
+ * client disconnects); `recordInvocation` keeps the call's instance and arguments in the context.
  * `returnsObservable` comes from the declared return type; without one (`undefined`: a type-only import,
  * an inferred type, plain JavaScript) the first returned value decides, and is remembered.
  *
@@ -62,25 +69,34 @@ export function createMethodBinding(
   returnsObservable: boolean | undefined,
 ): ResilienceMethodBinding {
   const returned: ReturnedKind | undefined = returnsObservable === undefined ? { kind: undefined } : undefined;
-  const run = (self: unknown, args: unknown[], scope: ResponseCancellationScope | undefined): Promise<unknown> => {
-    const context = new ResilienceContext({ operationKey, cancellation: scope });
+  const run = (self: unknown, args: unknown[], cancellation: CancellationSource | undefined): Promise<unknown> => {
+    const context = new ResilienceContext({ operationKey, cancellation });
     const invocation: MethodInvocation = { method, self, args, returned };
     if (recordInvocation) context.properties.set(METHOD_INVOCATION, invocation);
     return pipeline.execute(invokeMethod, context, invocation);
   };
-  const asObservable = (self: unknown, args: unknown[], link: RequestLink | undefined) =>
-    pipelineObservable(link?.response, (scope) => run(self, args, scope) as Promise<unknown[]>);
-  const asPromise = (self: unknown, args: unknown[], link: RequestLink | undefined) =>
-    run(self, args, link?.response ? new ResponseCancellationScope(link.response) : undefined);
+  /** Whether a call's value is the list of an Observable method's values. */
+  const emitsValues = (): boolean => returnsObservable === true || returned?.kind === 'observable';
+  const asObservable = (self: unknown, args: unknown[]) =>
+    pipelineObservable(undefined, (scope) => run(self, args, scope) as Promise<unknown[]>);
+  const asPromise = (self: unknown, args: unknown[]) => run(self, args, undefined);
+  // Only Nest's router subscribes to it, and it unsubscribes early only when the client has gone away.
+  const invokeAsRoute = (self: unknown, args: unknown[]) =>
+    pipelineObservable(
+      undefined,
+      (scope) => run(self, args, scope).then((value) => (emitsValues() ? (value as unknown[]) : [value])),
+      clientClosed,
+    );
 
-  if (returnsObservable === true) return { invoke: asObservable };
-  if (!returned) return { invoke: asPromise };
+  if (returnsObservable === true) return { invoke: asObservable, invokeAsRoute };
+  if (!returned) return { invoke: asPromise, invokeAsRoute };
   return {
-    invoke: (self, args, link) => {
-      if (returned.kind === 'observable') return asObservable(self, args, link);
-      if (returned.kind === 'value') return asPromise(self, args, link);
-      const scope = new ResponseCancellationScope(link?.response);
-      return new ReturnedValueResult(run(self, args, scope), returned, scope, () => asObservable(self, args, link));
+    invoke: (self, args) => {
+      if (returned.kind === 'observable') return asObservable(self, args);
+      if (returned.kind === 'value') return asPromise(self, args);
+      const scope = new ResponseCancellationScope(undefined);
+      return new ReturnedValueResult(run(self, args, scope), returned, scope, () => asObservable(self, args));
     },
+    invokeAsRoute,
   };
 }

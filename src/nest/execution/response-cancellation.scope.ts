@@ -52,6 +52,7 @@ export class ResponseCancellationScope implements CancellationSource {
   }
 }
 
-function clientClosed(): DOMException {
+/** The reason a call ends with when its HTTP client goes away. @internal */
+export function clientClosed(): DOMException {
   return new DOMException(CLIENT_CLOSED, 'AbortError');
 }

@@ -1,0 +1,72 @@
+import 'reflect-metadata';
+import { RESILIENCE_METHOD_METADATA } from '../resilience.constants.js';
+import { NEST_RULES } from '../resilience.messages.js';
+import { STRATEGY_SECTIONS, type StrategySectionName } from '../../core/index.js';
+
+/** The parts a method's pipeline is made of, one per decorator. @publicApi */
+export type ResilienceSection = Exclude<StrategySectionName, 'totalTimeout' | 'chaosLatency' | 'chaosFault'>;
+
+/**
+ * The order decorators compose in, outermost first, whatever order they are written in:
+ * `@Fallback` → `@UseResiliencePipeline` → `@RateLimit` → `@ConcurrencyLimit` → `@Hedging` → `@Retry` →
+ * `@CircuitBreaker` → `@Timeout` → the method. It is the order of `STRATEGY_SECTIONS`, which
+ * configuration sections follow too.
+ *
+ * @publicApi
+ */
+export const RESILIENCE_DECORATOR_ORDER: readonly ResilienceSection[] = STRATEGY_SECTIONS.filter(
+  (section) => section.decorator !== undefined,
+).map((section) => section.name as ResilienceSection);
+
+type AnyMethod = (...args: unknown[]) => unknown;
+
+/** What the decorators of one method recorded. @internal */
+export interface ResilienceMethodMetadata {
+  /** The decorated method, as the class defines it (the prototype's method). */
+  readonly original: AnyMethod;
+  readonly methodName: string;
+  readonly className: string;
+  readonly sections: Partial<Record<ResilienceSection, unknown>>;
+}
+
+/**
+ * The resilience metadata of a method, if it has any: of the decorated method itself, or of a function
+ * that inherits its metadata from it (the method the module installs on an instance).
+ *
+ * @internal
+ */
+export function getResilienceMethodMetadata(method: unknown): ResilienceMethodMetadata | undefined {
+  if (typeof method !== 'function') return undefined;
+  return Reflect.getMetadata(RESILIENCE_METHOD_METADATA, method) as ResilienceMethodMetadata | undefined;
+}
+
+/**
+ * Records one decorator's section in the method's metadata, like `SetMetadata`: the method itself is
+ * left as it is. `ResilienceModule` reads the metadata when the application initialises and binds each
+ * method's pipeline to the instances Nest created.
+ *
+ * @internal
+ */
+export function recordResilienceSection(decorator: string, section: ResilienceSection, spec: unknown): MethodDecorator {
+  return (target, key, descriptor) => {
+    const method = (descriptor as TypedPropertyDescriptor<unknown> | undefined)?.value;
+    if (typeof method !== 'function') {
+      throw new Error(NEST_RULES.notAMethodTarget(String(key)));
+    }
+    let meta = Reflect.getOwnMetadata(RESILIENCE_METHOD_METADATA, method) as ResilienceMethodMetadata | undefined;
+    if (!meta) {
+      meta = {
+        original: method as AnyMethod,
+        methodName: String(key),
+        className: (target as { constructor?: { name?: string } }).constructor?.name ?? 'Object',
+        sections: {},
+      };
+      Reflect.defineMetadata(RESILIENCE_METHOD_METADATA, meta, method);
+    }
+    if (meta.sections[section] !== undefined) {
+      throw new Error(NEST_RULES.appliedTwice(decorator, `${meta.className}.${meta.methodName}`));
+    }
+    meta.sections[section] = spec;
+    return descriptor;
+  };
+}
