@@ -17,6 +17,7 @@ import {
   ResilientHttpModule,
   type StandardHttpPipelineOptions,
 } from '../../../src/nest/http/index.js';
+import { FakeTimeProvider } from '../../../src/testing/index.js';
 
 /** Module configuration from the environment: every value a string. */
 describe('ResilientHttpModule: standard pipeline options given as strings', () => {
@@ -42,9 +43,12 @@ describe('ResilientHttpModule: standard pipeline options given as strings', () =
     await new Promise((resolve) => server.close(resolve));
   });
 
-  async function start(pipeline: StandardHttpPipelineOptions): Promise<TestingModule> {
+  async function start(pipeline: StandardHttpPipelineOptions, timeProvider?: FakeTimeProvider): Promise<TestingModule> {
     const moduleRef = await Test.createTestingModule({
-      imports: [ResilienceModule.forRoot(), ResilientHttpModule.register({ name: 'payments', baseURL: url, pipeline })],
+      imports: [
+        ResilienceModule.forRoot({ timeProvider }),
+        ResilientHttpModule.register({ name: 'payments', baseURL: url, pipeline }),
+      ],
     }).compile();
     modules.push(moduleRef);
     return moduleRef;
@@ -121,14 +125,21 @@ describe('ResilientHttpModule: standard pipeline options given as strings', () =
   });
 
   it('times an attempt out after the duration read from the string', async () => {
-    const moduleRef = await start({ attemptTimeout: '50ms', totalTimeout: '0.5s', retry: false });
+    const time = new FakeTimeProvider(Date.now());
+    const moduleRef = await start({ attemptTimeout: '50ms', totalTimeout: '0.5s', retry: false }, time);
     const client = moduleRef.get<string, ResilientHttpClient>(getResilientHttpClientToken('payments'));
     await expect(client.get('/fast')).resolves.toMatchObject({ status: 200, data: 'ok' });
-    const started = Date.now();
-    await expect(client.get('/slow')).rejects.toBeInstanceOf(TimeoutRejectedError);
-    const elapsed = Date.now() - started;
-    expect(elapsed).toBeGreaterThanOrEqual(40);
-    expect(elapsed).toBeLessThan(450); // the attempt's 50 ms, not the total's 500
+    let settled = false;
+    const slow = client.get('/slow');
+    slow.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    await time.advanceAsync(49);
+    expect(settled).toBe(false);
+    await time.advanceAsync(1); // the attempt's 50 ms, not the total's 500
+    await expect(slow).rejects.toBeInstanceOf(TimeoutRejectedError);
+    await expect(slow).rejects.toMatchObject({ timeout: 50 });
   });
 
   it('takes the strings of ConfigService, as docs/http.md shows', async () => {

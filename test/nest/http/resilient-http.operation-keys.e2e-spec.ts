@@ -34,6 +34,12 @@ async function stopServer(server: Server): Promise<void> {
   await new Promise((resolve) => server.close(resolve));
 }
 
+/**
+ * Real HTTP round trips: 1,000 of them are the point of the test, and take seconds on a busy machine.
+ * An explicit budget, far above the ~10 s they take on a loaded 2-core machine.
+ */
+const LONG_RUN_BUDGET = 120_000;
+
 /** Runs `tasks` with at most `concurrency` in flight. */
 async function pool(tasks: readonly (() => Promise<unknown>)[], concurrency: number): Promise<void> {
   let next = 0;
@@ -94,7 +100,7 @@ describe('ResilientHttpClient operation keys, through a Nest app against a real 
     await app.init();
     catalog = app.get(getResilientHttpClientToken('catalog'));
     mirror = app.get(getResilientHttpClientToken('mirror'));
-  });
+  }, LONG_RUN_BUDGET);
 
   afterAll(async () => {
     await app.close();
@@ -130,53 +136,57 @@ describe('ResilientHttpClient operation keys, through a Nest app against a real 
       }),
     );
 
-  it('1,000 distinct URLs: few operation keys, metric series and log lines, none with a path, query or secret', async () => {
-    const tasks = Array.from({ length: 1_000 }, (_, i) => {
-      const query = { params: { q: `term ${i}` } };
-      switch (i % 5) {
-        case 0: // relative to the base URL, the token in the query string
-          return () => catalog.get(`/users/${i}/orders?q=x${i}&token=secret${i}`);
-        case 1: // absolute, to another host, with axios params
-          return () => catalog.get(`${other.url}/orders/${i}?token=secret-${i}`, query);
-        case 2: // with its route template
-          return () =>
-            catalog.get(`/users/${i}/orders?token=secret${i}`, { ...query, routeTemplate: '/users/{id}/orders' });
-        case 3: // a POST
-          return () => catalog.post(`/orders/${i}?token=secret${i}`, { n: i });
-        default: // a failing one: retried once, then it gives up (warn and error lines)
-          return () => catalog.get(`/down/${i}?token=secret${i}`).catch((error: unknown) => error);
-      }
-    });
-    await pool(tasks, 8);
+  it(
+    '1,000 distinct URLs: few operation keys, metric series and log lines, none with a path, query or secret',
+    async () => {
+      const tasks = Array.from({ length: 1_000 }, (_, i) => {
+        const query = { params: { q: `term ${i}` } };
+        switch (i % 5) {
+          case 0: // relative to the base URL, the token in the query string
+            return () => catalog.get(`/users/${i}/orders?q=x${i}&token=secret${i}`);
+          case 1: // absolute, to another host, with axios params
+            return () => catalog.get(`${other.url}/orders/${i}?token=secret-${i}`, query);
+          case 2: // with its route template
+            return () =>
+              catalog.get(`/users/${i}/orders?token=secret${i}`, { ...query, routeTemplate: '/users/{id}/orders' });
+          case 3: // a POST
+            return () => catalog.post(`/orders/${i}?token=secret${i}`, { n: i });
+          default: // a failing one: retried once, then it gives up (warn and error lines)
+            return () => catalog.get(`/down/${i}?token=secret${i}`).catch((error: unknown) => error);
+        }
+      });
+      await pool(tasks, 8);
 
-    const port = (url: string) => new URL(url).host;
-    expect([...operationKeys()].sort()).toEqual(
-      [
-        `catalog GET ${port(main.url)}`,
-        `catalog GET ${port(other.url)}`,
-        'catalog GET /users/{id}/orders',
-        `catalog POST ${port(main.url)}`,
-      ].sort(),
-    );
+      const port = (url: string) => new URL(url).host;
+      expect([...operationKeys()].sort()).toEqual(
+        [
+          `catalog GET ${port(main.url)}`,
+          `catalog GET ${port(other.url)}`,
+          'catalog GET /users/{id}/orders',
+          `catalog POST ${port(main.url)}`,
+        ].sort(),
+      );
 
-    const points = await metricPoints();
-    expect([...keysOf(points)].sort()).toEqual([...operationKeys()].sort());
-    expect(points.length).toBeLessThan(60); // a handful of series per key, not one per URL
-    expect(leaksIn(points.map((p) => JSON.stringify(p.attributes)))).toEqual([]);
-    expect(points.some((p) => p.name === RESILIENCE_METRICS.strategyEvents)).toBe(true);
+      const points = await metricPoints();
+      expect([...keysOf(points)].sort()).toEqual([...operationKeys()].sort());
+      expect(points.length).toBeLessThan(60); // a handful of series per key, not one per URL
+      expect(leaksIn(points.map((p) => JSON.stringify(p.attributes)))).toEqual([]);
+      expect(points.some((p) => p.name === RESILIENCE_METRICS.strategyEvents)).toBe(true);
 
-    const finished = spans.getFinishedSpans();
-    expect(finished).toHaveLength(1_000);
-    expect(new Set(finished.map((s) => s.name))).toEqual(new Set(['resilience http:catalog']));
-    expect(leaksIn(finished.map((s) => JSON.stringify(s.attributes)))).toEqual([]);
+      const finished = spans.getFinishedSpans();
+      expect(finished).toHaveLength(1_000);
+      expect(new Set(finished.map((s) => s.name))).toEqual(new Set(['resilience http:catalog']));
+      expect(leaksIn(finished.map((s) => JSON.stringify(s.attributes)))).toEqual([]);
 
-    const texts = lines.lines.map((l) => l.text);
-    expect(lines.lines.filter((l) => l.level === 'log').length).toBeGreaterThanOrEqual(1_000);
-    expect(lines.lines.some((l) => l.level === 'warn' && l.text.startsWith('OnRetry '))).toBe(true);
-    expect(lines.lines.some((l) => l.level === 'error' && l.text.startsWith('OnRetryGiveUp '))).toBe(true);
-    expect(leaksIn(texts)).toEqual([]);
-    expect(texts.filter((t) => t.includes('OpenTelemetryListener'))).toEqual([]); // below the cap
-  });
+      const texts = lines.lines.map((l) => l.text);
+      expect(lines.lines.filter((l) => l.level === 'log').length).toBeGreaterThanOrEqual(1_000);
+      expect(lines.lines.some((l) => l.level === 'warn' && l.text.startsWith('OnRetry '))).toBe(true);
+      expect(lines.lines.some((l) => l.level === 'error' && l.text.startsWith('OnRetryGiveUp '))).toBe(true);
+      expect(leaksIn(texts)).toEqual([]);
+      expect(texts.filter((t) => t.includes('OpenTelemetryListener'))).toEqual([]); // below the cap
+    },
+    LONG_RUN_BUDGET,
+  );
 
   it('a per-request operationKey is the context’s operation key, as is', async () => {
     await catalog.get('/users/7?token=secret', { operationKey: 'load-user' });
@@ -204,24 +214,28 @@ describe('ResilientHttpClient operation keys, through a Nest app against a real 
     expect(points.filter((p) => p.attributes['operation.key'] === 'mirror GET /users/{id}').length).toBeGreaterThan(0);
   });
 
-  it('caps the operation keys the OpenTelemetry series get, whatever keys the requests choose', async () => {
-    const tasks = Array.from(
-      { length: 150 },
-      (_, i) => () => catalog.get(`/search?q=${i}`, { operationKey: `search ${i} token=secret${i}` }),
-    );
-    await pool(tasks, 8);
-    expect(operationKeys().size).toBe(150); // the listeners see the keys the requests chose
+  it(
+    'caps the operation keys the OpenTelemetry series get, whatever keys the requests choose',
+    async () => {
+      const tasks = Array.from(
+        { length: 150 },
+        (_, i) => () => catalog.get(`/search?q=${i}`, { operationKey: `search ${i} token=secret${i}` }),
+      );
+      await pool(tasks, 8);
+      expect(operationKeys().size).toBe(150); // the listeners see the keys the requests chose
 
-    const points = await metricPoints();
-    const keys = keysOf(points);
-    expect(keys.size).toBe(CAP + 1);
-    expect(keys).toContain('(other)');
-    const finished = spans.getFinishedSpans();
-    expect(new Set(finished.map((s) => s.attributes['operation.key'])).has('(other)')).toBe(true);
+      const points = await metricPoints();
+      const keys = keysOf(points);
+      expect(keys.size).toBe(CAP + 1);
+      expect(keys).toContain('(other)');
+      const finished = spans.getFinishedSpans();
+      expect(new Set(finished.map((s) => s.attributes['operation.key'])).has('(other)')).toBe(true);
 
-    const warnings = lines.lines.filter((l) => l.level === 'warn' && l.text.includes('OpenTelemetryListener'));
-    expect(warnings.map((l) => l.text)).toEqual([
-      `OpenTelemetryListener: more than ${CAP} distinct operation keys (maxOperationKeys); further new keys are recorded as operation.key="(other)" OpenTelemetry`,
-    ]);
-  });
+      const warnings = lines.lines.filter((l) => l.level === 'warn' && l.text.includes('OpenTelemetryListener'));
+      expect(warnings.map((l) => l.text)).toEqual([
+        `OpenTelemetryListener: more than ${CAP} distinct operation keys (maxOperationKeys); further new keys are recorded as operation.key="(other)" OpenTelemetry`,
+      ]);
+    },
+    LONG_RUN_BUDGET,
+  );
 });
