@@ -30,8 +30,11 @@ const BREAK_DURATION = 300;
 const ADMIN_TOKEN = 'upstream-test-admin-token';
 const ADMIN = { authorization: `Bearer ${ADMIN_TOKEN}` };
 
-/** Polls `check` until it holds; fails after `deadline` ms. Real servers on loopback: no fake clock here. */
-async function eventually(check: () => Promise<boolean>, deadline = 5_000): Promise<void> {
+/**
+ * Polls `check` until it holds. Real servers on loopback: no fake clock here. `deadline` only bounds a
+ * stuck test; it is far above what a busy machine needs, and a passing check returns at once.
+ */
+async function eventually(check: () => Promise<boolean>, deadline = 30_000): Promise<void> {
   const end = Date.now() + deadline;
   while (!(await check())) {
     if (Date.now() > end) throw new Error(`condition not met within ${deadline} ms`);
