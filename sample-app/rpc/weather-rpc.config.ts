@@ -1,4 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { createServer } from 'node:net';
 import { ClientsModule, Transport } from '@nestjs/microservices';
 import { ResilientClientsModule, type RemoteRpcErrorPredicate } from '../../src/nest/rpc/index.js';
 
@@ -10,12 +11,41 @@ export interface WeatherRpcConfig {
 
 export const WEATHER_RPC_CONFIG = Symbol('WEATHER_RPC_CONFIG');
 
+/**
+ * `RPC_HOST` and `RPC_PORT` (default `127.0.0.1:3001`). `RPC_PORT=0` asks for a free port: see
+ * `resolveWeatherRpcConfig`. Anything but a port number fails the start.
+ */
 export function weatherRpcConfigFromEnv(env: NodeJS.ProcessEnv = process.env): WeatherRpcConfig {
-  return { host: env.RPC_HOST ?? '127.0.0.1', port: Number(env.RPC_PORT ?? 3001) };
+  const text = env.RPC_PORT?.trim() || '3001';
+  const port = Number(text);
+  if (!/^\d+$/.test(text) || port > 65_535) {
+    throw new Error(
+      `RPC_PORT must be a port number from 0 to 65535 (0: a free port), not ${JSON.stringify(env.RPC_PORT)}`,
+    );
+  }
+  return { host: env.RPC_HOST ?? '127.0.0.1', port };
+}
+
+/**
+ * The config with port 0 replaced by a port free on the host right now. The service and its client must
+ * agree on the port before either starts (the client is made with the app, the service listens later),
+ * so the port is chosen here, once, rather than by the service's own listen.
+ */
+export async function resolveWeatherRpcConfig(config: WeatherRpcConfig): Promise<WeatherRpcConfig> {
+  if (config.port !== 0) return config;
+  const port = await new Promise<number>((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, config.host, () => {
+      const { port: free } = probe.address() as { port: number };
+      probe.close(() => resolve(free));
+    });
+  });
+  return { ...config, port };
 }
 
 @Module({
-  providers: [{ provide: WEATHER_RPC_CONFIG, useFactory: () => weatherRpcConfigFromEnv() }],
+  providers: [{ provide: WEATHER_RPC_CONFIG, useFactory: () => resolveWeatherRpcConfig(weatherRpcConfigFromEnv()) }],
   exports: [WEATHER_RPC_CONFIG],
 })
 export class WeatherRpcConfigModule {}

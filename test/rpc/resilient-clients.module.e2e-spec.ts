@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { Injectable, Module, type INestApplicationContext, type INestMicroservice } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { ClientsModule, Transport, type ClientOptions } from '@nestjs/microservices';
+import { ClientRedis, ClientsModule, Transport, type ClientOptions } from '@nestjs/microservices';
 import { lastValueFrom } from 'rxjs';
 import {
   isBrokenCircuitError,
@@ -106,6 +106,43 @@ describe('ResilientClientsModule', () => {
         'clients.inventory.patterns.inventory.audit.countRemoteErrors',
       ].sort(),
     );
+  });
+
+  it('fails the start on an unknown transport, naming it with a "did you mean", along with every other problem', async () => {
+    const error = await start({
+      clients: {
+        inventory: { client: { transport: 'KAFKAA', options: {} } as unknown as ClientOptions },
+        billing: { client: { transport: 42 as Transport.TCP, options: {} }, perPattern: 'no' as never },
+      },
+    }).catch((e: unknown) => e);
+    app = undefined;
+    expect(error).toBeInstanceOf(ResilienceValidationError);
+    expect((error as ResilienceValidationError).issues).toEqual([
+      {
+        path: 'clients.inventory.client.transport',
+        value: 'KAFKAA',
+        rule: 'is not a transport of @nestjs/microservices (did you mean "KAFKA"? known: TCP, REDIS, NATS, MQTT, GRPC, RMQ, KAFKA)',
+      },
+      {
+        path: 'clients.billing.client.transport',
+        value: 42,
+        rule: 'is not a transport of @nestjs/microservices (known: TCP, REDIS, NATS, MQTT, GRPC, RMQ, KAFKA)',
+      },
+      expect.objectContaining({ path: 'clients.billing.perPattern' }),
+    ]);
+    expect((error as Error).message).toContain('clients.inventory.client.transport: "KAFKAA" is not a transport');
+  });
+
+  it('takes a transport by its name, as configuration gives it ("REDIS" is Transport.REDIS, not TCP)', async () => {
+    const context = await start({
+      imports: [ClientsModule.register([{ name: 'inventory', ...tcp }])],
+      // Never connected: the client connects on its first message.
+      clients: {
+        inventory: {},
+        cache: { client: { transport: 'REDIS', options: { port: 1 } } as unknown as ClientOptions },
+      },
+    });
+    expect(context.get(ResilientClients).get('cache').client).toBeInstanceOf(ClientRedis);
   });
 
   it('provides each client by name and by class, on the standard pipeline by default', async () => {

@@ -39,33 +39,56 @@ export async function waitForPort(port: number, timeoutMs = 10_000): Promise<voi
 export interface Broker {
   readonly port: number;
   stop(): Promise<void>;
+  /** Kills the broker process at once (SIGKILL: no goodbye to its clients) and waits until it is gone. */
+  kill(): Promise<void>;
+  /** Starts the killed broker again on the same port; resolves once it accepts connections. */
+  restart(): Promise<void>;
 }
 
 async function spawnBroker(command: string, args: string[], port: number, cleanup?: () => void): Promise<Broker> {
-  const child: ChildProcess = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-  let output = '';
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  try {
-    await Promise.race([
-      waitForPort(port),
-      exited.then(() => {
-        throw new Error(`${command} exited: ${output}`);
-      }),
-    ]);
-  } catch (error) {
-    child.kill('SIGKILL');
+  let child: ChildProcess;
+  let exited: Promise<void>;
+  const running = () => child.exitCode === null && child.signalCode === null;
+  const launch = async () => {
+    child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    let output = '';
+    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const current = child;
+    exited = new Promise<void>((resolve) => current.once('exit', () => resolve()));
+    try {
+      await Promise.race([
+        waitForPort(port),
+        exited.then(() => {
+          throw new Error(`${command} exited: ${output}`);
+        }),
+      ]);
+    } catch (error) {
+      current.kill('SIGKILL');
+      await exited;
+      throw error;
+    }
+  };
+  const end = async (signal: NodeJS.Signals) => {
+    if (running()) child.kill(signal);
     await exited;
+    child.stderr!.destroy();
+  };
+  try {
+    await launch();
+  } catch (error) {
     cleanup?.();
     throw error;
   }
   return {
     port,
     async stop() {
-      if (child.exitCode === null) child.kill('SIGTERM');
-      await exited;
-      child.stderr!.destroy();
+      await end('SIGTERM');
       cleanup?.();
+    },
+    kill: () => end('SIGKILL'),
+    async restart() {
+      if (running()) throw new Error(`${command} on port ${port} is still running`);
+      await launch();
     },
   };
 }

@@ -58,6 +58,10 @@ describe('transport-aware RPC predicates', () => {
     ['NATS connection refused', withCode('connection refused', 'CONNECTION_REFUSED')],
     ['no reply within the attempt timeout', new TimeoutRejectedError(500)],
     ["RxJS' timeout()", new TimeoutError()],
+    // What Nest's Redis, NATS, MQTT and RMQ clients reject calls with while they reconnect: a string.
+    ['broker client reconnecting', 'Error: Connection lost. Trying to reconnect...'],
+    ['RMQ client disconnected', 'Disconnected from RMQ. Trying to reconnect.'],
+    ['broker connection failed', 'Connection to transport failed. Trying to reconnect...'],
   ])('a %s is a transport failure', (_, error) => {
     expect(isRpcTransportError(error)).toBe(true);
     expect(isRemoteRpcError(error)).toBe(false);
@@ -69,6 +73,7 @@ describe('transport-aware RPC predicates', () => {
     ['an RpcException payload', { code: 'OUT_OF_STOCK', message: 'No stock left.' }],
     ["Nest's answer for an unknown error", { status: 'error', message: 'Internal server error' }],
     ['a string payload', 'no such order'],
+    ['a string payload that only mentions a lost connection', 'Connection lost to the stock database'],
   ])('%s is a remote error: not retried, not counted by default', (_, error) => {
     expect(isRpcTransportError(error)).toBe(false);
     expect(isRemoteRpcError(error)).toBe(true);

@@ -1,9 +1,12 @@
+import { Transport, type ClientOptions } from '@nestjs/microservices';
 import {
+  closestName,
   OptionsValidator,
   ResiliencePipelineRegistry,
   ResilienceValidationError,
   type OutcomePredicate,
   type PipelineConfig,
+  type ValidationIssue,
 } from '../../core/index.js';
 import { standardPipelineIssues } from '../standard-pipeline.options.js';
 import type { RemoteRpcErrorPredicate } from './rpc.predicates.js';
@@ -93,8 +96,9 @@ export function resolveClientSettings(
   clients: unknown,
   registry: ResiliencePipelineRegistry,
   path = 'clients',
+  found: readonly ValidationIssue[] = [],
 ): Map<string, ResilientClientSettings> {
-  const v = new OptionsValidator('');
+  const v = new OptionsValidator('').addIssues(found);
   const result = new Map<string, ResilientClientSettings>();
   if (typeof clients !== 'object' || clients === null || Array.isArray(clients)) {
     v.add(path, clients, 'must be an object of named clients').throwIfInvalid('Invalid resilient RPC clients');
@@ -190,4 +194,37 @@ function predicatesOf(registry: ResiliencePipelineRegistry): Record<string, Outc
     if (predicate) entries.push([name, predicate]);
   }
   return Object.fromEntries(entries);
+}
+
+/** The names of Nest's transports (`Transport.KAFKA` is `6`, its name `KAFKA`). */
+const TRANSPORT_NAMES: readonly string[] = Object.keys(Transport).filter((key) => Number.isNaN(Number(key)));
+
+/**
+ * Client options for `ClientProxyFactory.create`, with `transport` checked: a `Transport` value, or its name
+ * (`'KAFKA'`, as configuration from a file or the environment gives it). Anything else is an issue at
+ * `path.transport` with a "did you mean" — Nest's factory would silently make a TCP client of it. Options
+ * with a `customClass` are passed on as they are. `undefined` when the transport is unknown.
+ *
+ * @internal
+ */
+export function resolveClientTransport(
+  v: OptionsValidator,
+  path: string,
+  options: ClientOptions,
+): ClientOptions | undefined {
+  if ('customClass' in options && options.customClass !== undefined) return options;
+  const transport = (options as { transport?: unknown }).transport;
+  if (transport === undefined) return options; // Nest's default: TCP
+  if (typeof transport === 'number' && Transport[transport] !== undefined) return options;
+  if (typeof transport === 'string' && TRANSPORT_NAMES.includes(transport)) {
+    return { ...options, transport: Transport[transport as keyof typeof Transport] } as ClientOptions;
+  }
+  const closest = typeof transport === 'string' ? closestName(transport, TRANSPORT_NAMES) : undefined;
+  const hint = closest === undefined ? '' : `did you mean "${closest}"? `;
+  v.add(
+    `${path}.transport`,
+    transport,
+    `is not a transport of @nestjs/microservices (${hint}known: ${TRANSPORT_NAMES.join(', ')})`,
+  );
+  return undefined;
 }

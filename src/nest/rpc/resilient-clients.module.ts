@@ -9,8 +9,12 @@ import {
   type Provider,
 } from '@nestjs/common';
 import { ClientProxyFactory, type ClientOptions, type ClientProxy } from '@nestjs/microservices';
-import { ResiliencePipelineRegistry } from '../../core/index.js';
-import { resolveClientSettings, type ResilientClientOptions } from './resilient-client.options.js';
+import { OptionsValidator, ResiliencePipelineRegistry, type ValidationIssue } from '../../core/index.js';
+import {
+  resolveClientSettings,
+  resolveClientTransport,
+  type ResilientClientOptions,
+} from './resilient-client.options.js';
 import { ResilientClientProxy } from './resilient-client.proxy.js';
 import { RPC_PREDICATES } from './rpc.predicates.js';
 
@@ -18,8 +22,9 @@ import { RPC_PREDICATES } from './rpc.predicates.js';
 export interface ResilientClientRegistration extends ResilientClientOptions {
   /**
    * The `ClientProxy`: the injection token of one (e.g. the `name` given to `ClientsModule.register`), or
-   * client options for `ClientProxyFactory.create` (the module then closes it at shutdown). Default: the
-   * token named like the client.
+   * client options for `ClientProxyFactory.create` (the module then closes it at shutdown; `transport` is a
+   * `Transport` value or its name, e.g. `'KAFKA'` — an unknown one fails the start). Default: the token
+   * named like the client.
    */
   client?: InjectionToken | ClientOptions;
 }
@@ -85,8 +90,9 @@ export class ResilientClients implements OnApplicationShutdown {
     clients: Record<string, ResilientClientOptions>,
     proxies: ReadonlyMap<string, ClientProxy>,
     owned: readonly ClientProxy[] = [],
+    found: readonly ValidationIssue[] = [],
   ): Map<string, ResilientClientProxy> {
-    const settings = resolveClientSettings(clients, this.registry);
+    const settings = resolveClientSettings(clients, this.registry, 'clients', found);
     const made = new Map<string, ResilientClientProxy>();
     for (const [name, s] of settings) {
       const resilient = new ResilientClientProxy(proxies.get(name)!, this.registry, s);
@@ -140,6 +146,8 @@ export class ResilientClientsModule {
         const byName = new Map<string, ClientProxy>(injected.map(([name], i) => [name, proxies[i]]));
         const owned: ClientProxy[] = [];
         const configs: Record<string, ResilientClientOptions> = {};
+        // Client options are checked along with the rest: one error lists every problem.
+        const v = new OptionsValidator('');
         for (const [name, registration] of entries) {
           if (typeof registration !== 'object' || registration === null) {
             configs[name] = registration as unknown as ResilientClientOptions; // reported by the validation
@@ -148,13 +156,15 @@ export class ResilientClientsModule {
           const { client, ...config } = registration;
           configs[name] = config;
           if (isClientOptions(client)) {
-            const proxy = ClientProxyFactory.create(client);
+            const options = resolveClientTransport(v, `clients.${name}.client`, client);
+            if (!options || !v.isValid) continue; // nothing more is made once anything is invalid
+            const proxy = ClientProxyFactory.create(options);
             owned.push(proxy);
             byName.set(name, proxy);
           }
         }
         try {
-          clients.wrapAll(configs, byName, owned);
+          clients.wrapAll(configs, byName, owned, v.problems);
         } catch (error) {
           for (const proxy of owned) void proxy.close();
           throw error;

@@ -52,6 +52,23 @@ const TRANSPORT_ERROR_NAMES: ReadonlySet<string> = new Set([
   'ConnectionError', // NATS
 ]);
 
+/**
+ * What Nest's broker clients reject a call with while their connection is down: a plain string, not an
+ * `Error`. Redis (with `retryAttempts`), NATS, MQTT and RMQ reject every `send` and `emit` with the first
+ * while they reconnect; the others are RMQ's and MQTT's texts for the same condition. Matched exactly
+ * (trimmed), so a remote handler's own string payload is not mistaken for one.
+ */
+const TRANSPORT_REJECTION_TEXTS: ReadonlySet<string> = new Set([
+  'Error: Connection lost. Trying to reconnect...',
+  'Disconnected from RMQ. Trying to reconnect.',
+  'Connection to transport failed. Trying to reconnect...',
+]);
+
+/** One of the strings Nest's clients reject with while their broker connection is down. */
+function isTransportRejectionText(value: unknown): boolean {
+  return typeof value === 'string' && TRANSPORT_REJECTION_TEXTS.has(value.trim());
+}
+
 const TRANSPORT_ERROR_MESSAGE =
   /connection (is )?(closed|lost|refused)|not connected|socket (is )?closed|disconnect|no responders|no subscribers|connack timeout|stream ended|broker unavailable/i;
 
@@ -59,14 +76,16 @@ const TRANSPORT_ERROR_MESSAGE =
  * A failure of the transport, not of the remote handler: connection refused or reset, the connection or
  * socket closed, the broker unavailable, the client not connected, nobody serving the pattern (NATS' empty
  * response), or no reply within the timeout
- * (`TimeoutRejectedError`, RxJS' `TimeoutError`). Errors a remote handler returned arrive as plain data
- * and are never transport failures.
+ * (`TimeoutRejectedError`, RxJS' `TimeoutError`) — and the string Nest's Redis, NATS, MQTT and RMQ clients
+ * reject calls with while their broker connection is down and they reconnect
+ * (`"Error: Connection lost. Trying to reconnect..."`). Other errors a remote handler returned arrive as
+ * plain data and are never transport failures.
  *
  * @publicApi
  */
 export function isRpcTransportError(error: unknown): boolean {
   if (isTimeoutRejectedError(error)) return true;
-  if (!isError(error)) return false;
+  if (!isError(error)) return isTransportRejectionText(error);
   if (TRANSPORT_ERROR_NAMES.has(error.name) || TRANSPORT_ERROR_NAMES.has(error.constructor?.name)) return true;
   if (isTransientNetworkError(error)) return true;
   const code = (error as { code?: unknown }).code;
@@ -76,12 +95,13 @@ export function isRpcTransportError(error: unknown): boolean {
 
 /**
  * An error the remote handler returned (what an `RpcException` carries, or Nest's answer for an unknown
- * error): plain data after deserialization, not an `Error` made on this side.
+ * error): plain data after deserialization, not an `Error` made on this side, nor the string a broker
+ * client rejects with while it reconnects (a transport failure, see `isRpcTransportError`).
  *
  * @publicApi
  */
 export function isRemoteRpcError(error: unknown): boolean {
-  return error !== undefined && error !== null && !isError(error);
+  return error !== undefined && error !== null && !isError(error) && !isTransportRejectionText(error);
 }
 
 /** An `Error` made on this side — of any realm (a socket's error comes from Node's own). */
