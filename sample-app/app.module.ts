@@ -9,6 +9,7 @@ import { AdminReloadController } from './admin/admin-reload.controller.js';
 import { SampleAdminAccessModule, SampleAdminGuard } from './admin/sample-admin.guard.js';
 import { SignInRequiredFilter } from './admin/sign-in-required.filter.js';
 import { AuthController } from './auth/auth.controller.js';
+import { SignInFailedFilter } from './auth/sign-in-failed.filter.js';
 import { DEMO_CLIENT, DemoIdentityProvider } from './auth/demo-identity.provider.js';
 import { SampleSessionModule } from './auth/sample-session.store.js';
 import { SAMPLE_OAUTH_CONFIG, SampleOAuthConfigModule, type SampleOAuthConfig } from './config/oauth.config.js';
@@ -47,7 +48,8 @@ const ResilienceFileModule = ConfigModule.forFeature(resilienceConfig);
     ConfigModule.forRoot({ ignoreEnvFile: true }),
     ResilienceFileModule,
     // The pipelines of sample-app/config/resilience.yaml (or RESILIENCE_CONFIG), validated when the app
-    // starts. REDIS_URL: circuit state and rate limits in Redis — and, through the same store, the pending logins.
+    // starts. REDIS_URL: circuit state and rate limits in Redis — and, through the same store, the pending
+    // logins; the sessions (SampleSessionStore) live in the same Redis.
     ResilienceModule.forRootAsync({
       imports: [ResilienceFileModule, SampleOAuthConfigModule, SampleMetricsModule],
       inject: [resilienceConfig.KEY, SAMPLE_OAUTH_CONFIG, SampleMetrics],
@@ -114,6 +116,10 @@ const ResilienceFileModule = ConfigModule.forFeature(resilienceConfig);
           tokenEndpoint: c.tokenEndpoint,
           deferDiscovery: c.deferDiscovery,
           pendingTtl: c.pendingTtl,
+          pendingLimits: {
+            ...(c.pendingPerAddress !== undefined ? { perAddress: c.pendingPerAddress } : {}),
+            ...(c.pendingTotal !== undefined ? { total: c.pendingTotal } : {}),
+          },
           // The file's values, each overridden by its environment variable when that is set.
           tokenRequests: {
             ...file.tokenRequests,
@@ -149,6 +155,7 @@ const ResilienceFileModule = ConfigModule.forFeature(resilienceConfig);
     CatalogService,
     ResilienceConfigReloader,
     { provide: APP_FILTER, useClass: SignInRequiredFilter },
+    { provide: APP_FILTER, useClass: SignInFailedFilter },
   ],
 })
 export class AppModule {}

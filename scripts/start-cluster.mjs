@@ -444,8 +444,8 @@ async function main() {
         (c) => `  [${c.port}] ${url(c.port, '/resilience/dashboard')}   (pid ${c.pid}, RPC port ${c.rpcPort})`,
       ),
       '',
-      'Sign in on each dashboard separately (each instance has its own built-in identity provider and',
-      'sessions; any user name works), or call the admin API of any instance with the admin token:',
+      'Sign in on any dashboard (any user name works): the session lives in Redis, so every instance',
+      'sees you signed in. Or call the admin API of any instance with the admin token:',
       '',
       generatedToken
         ? `  export ADMIN_TOKEN=${adminToken}   # generated for this run`

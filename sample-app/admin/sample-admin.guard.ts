@@ -53,7 +53,7 @@ export class SampleAdminGuard implements CanActivate {
     this.token = config.token === undefined ? undefined : digest(config.token);
   }
 
-  canActivate(context: ExecutionContext): boolean {
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     if (context.getType() !== 'http') return false;
     const request = context.switchToHttp().getRequest<AdminRequest>();
     const bearer = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
@@ -61,7 +61,7 @@ export class SampleAdminGuard implements CanActivate {
       if (this.token && timingSafeEqual(digest(bearer), this.token)) return true;
       throw unauthorized();
     }
-    if (this.sessions.fromRequest(request)) return true;
+    if (await this.sessions.fromRequest(request)) return true;
     const path = request.originalUrl ?? request.url ?? '/';
     if (request.method === 'GET' && /\btext\/html\b/.test(request.headers.accept ?? '')) throw new SignInRequired(path);
     throw unauthorized();

@@ -50,10 +50,20 @@ export interface SampleOAuthConfig {
   readonly breakerThreshold: number | undefined;
   /** `OIDC_BREAK_MS` (default: the file's `breakDuration`). */
   readonly breakDuration: number | undefined;
-  /** `REDIS_URL`: the ResilienceModule store and the pending logins in Redis (default: memory). */
+  /** `OIDC_PENDING_PER_ADDRESS`: logins waiting per client address (default 50; 0 = no cap). */
+  readonly pendingPerAddress: number | undefined;
+  /** `OIDC_PENDING_TOTAL`: logins waiting overall (default 50000; 0 = no cap). */
+  readonly pendingTotal: number | undefined;
+  /** `REDIS_URL`: the ResilienceModule store, the pending logins and the sessions in Redis (default: memory). */
   readonly redisUrl: string | undefined;
   /** `REDIS_KEY_PREFIX` (default `nest-resilience-sample`). */
   readonly redisKeyPrefix: string;
+  /**
+   * The session cookie's name: `nr_session` with `REDIS_URL` (one session for every instance), else
+   * `nr_session_<port of APP_URL>` — cookies ignore ports, so instances with their own memory must not
+   * share one (signing in on one would sign the user out of the other).
+   */
+  readonly sessionCookie: string;
 }
 
 export const SAMPLE_OAUTH_CONFIG = Symbol('SAMPLE_OAUTH_CONFIG');
@@ -114,7 +124,10 @@ export function oauthConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Sample
     tokenRetryDelay: number('OIDC_TOKEN_RETRY_DELAY_MS', undefined, { min: 0 }),
     breakerThreshold: number('OIDC_BREAKER_THRESHOLD', undefined, { min: 1 }),
     breakDuration: number('OIDC_BREAK_MS', undefined, { min: 1 }),
+    pendingPerAddress: number('OIDC_PENDING_PER_ADDRESS', undefined, { min: 0 }),
+    pendingTotal: number('OIDC_PENDING_TOTAL', undefined, { min: 0 }),
     redisUrl: text('REDIS_URL'),
+    sessionCookie: text('REDIS_URL') ? 'nr_session' : `nr_session_${portOf(appUrl)}`,
     redisKeyPrefix: text('REDIS_KEY_PREFIX') ?? 'nest-resilience-sample',
   };
   v.throwIfInvalid('Invalid sample settings');
@@ -126,3 +139,13 @@ export function oauthConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Sample
   exports: [SAMPLE_OAUTH_CONFIG],
 })
 export class SampleOAuthConfigModule {}
+
+/** The port of a URL, the scheme's default when it names none ('' for an unusable URL). */
+function portOf(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return parsed.port || (parsed.protocol === 'https:' ? '443' : '80');
+  } catch {
+    return '';
+  }
+}

@@ -29,8 +29,8 @@ export class WeatherController {
    * beyond it 429 with Retry-After.
    */
   @Get(':city/limited')
-  limitedForecast(@Param('city') city: string, @Req() req: CookieRequest & { ip?: string }): Promise<Forecast> {
-    const user = this.sessions.fromRequest(req)?.subject;
+  async limitedForecast(@Param('city') city: string, @Req() req: CookieRequest & { ip?: string }): Promise<Forecast> {
+    const user = (await this.sessions.fromRequest(req))?.subject;
     const properties = new ResilienceProperties().set(CALLER, user ? `user:${user}` : `ip:${req.ip ?? 'unknown'}`);
     const context = new ResilienceContext({ operationKey: 'WeatherController.limitedForecast', properties });
     return this.registry.getPipeline<Forecast>('weatherPerUser').execute(() => this.weather.forecast(city), context);

@@ -12,15 +12,22 @@ export {
 } from './pkce.helper.js';
 export {
   InMemoryPendingAuthorizationStore,
+  PendingLoginLimitError,
   type PendingAuthorization,
   type PendingAuthorizationStore,
+  type PendingLoginLimits,
 } from './pending-authorization.store.js';
-export { getOAuthErrorCode, handleTransientTokenFailure, PERMANENT_TOKEN_ERRORS } from './token-endpoint.predicates.js';
+export {
+  getOAuthErrorCode,
+  handleTransientTokenFailure,
+  isAmbiguousTokenFailure,
+  PERMANENT_TOKEN_ERRORS,
+} from './token-endpoint.predicates.js';
 export { OAuthFailure, type OAuthFailureCode, type OAuthFailureDetails } from './oauth.errors.js';
 export { getTokenRetryAfter } from './oauth-failure.mapper.js';
 export { escapeProviderValue, OAUTH_ERROR_CHARSET } from './oauth-secret.redaction.js';
 export { OAuthLogCode, type OAuthLogger } from './oauth-events.logger.js';
-export { defaultTokenPipeline, OAUTH_CORRELATION_ID } from './token-endpoint.pipeline.js';
+export { defaultTokenPipeline, OAUTH_CORRELATION_ID, OAUTH_SPENDS_GRANT } from './token-endpoint.pipeline.js';
 export {
   CLIENT_AUTHENTICATION_METHODS,
   type ClientAuthenticationMethod,

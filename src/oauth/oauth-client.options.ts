@@ -1,7 +1,7 @@
 import type { JWK, JWTPayload } from 'jose';
 import { OptionsValidator, type ResiliencePipeline, type TimeProvider } from '../core/index.js';
 import type { OAuthLogger } from './oauth-events.logger.js';
-import type { PendingAuthorizationStore } from './pending-authorization.store.js';
+import type { PendingAuthorizationStore, PendingLoginLimits } from './pending-authorization.store.js';
 
 /**
  * How the client authenticates at the token endpoint (RFC 6749 §2.3, OpenID Connect Core §9):
@@ -95,6 +95,12 @@ export interface OAuthClientOptions {
   pipeline?: ResiliencePipeline<unknown>;
   /** Where pending logins wait. Default: in memory. */
   pendingStore?: PendingAuthorizationStore;
+  /**
+   * Caps on waiting logins (a browser has one at most: a new start replaces its previous one).
+   * `perAddress` (default 50) per client address given to `startLogin` — past it 429 `too_many_logins`;
+   * `total` (default 50000) overall — past it 503 `login_capacity`. 0 = no cap.
+   */
+  pendingLimits?: Partial<PendingLoginLimits>;
   /** Receives one line per event, with a stable code (never a secret). Default: no logging. */
   logger?: OAuthLogger;
   /** Repeats of an operator-only failure (e.g. `invalid_client`) within this window are logged once. Default 60000. */
@@ -229,6 +235,15 @@ export function validateOAuthClientOptions(o: OAuthClientOptions): void {
     }
   }
   v.duration('pendingTtl', o.pendingTtl, { min: 1_000 });
+  if (o.pendingLimits !== undefined) {
+    const l = v.child('pendingLimits');
+    l.knownKeys(o.pendingLimits, ['perAddress', 'total']);
+    l.number('perAddress', o.pendingLimits.perAddress, { min: 0, integer: true }).number(
+      'total',
+      o.pendingLimits.total,
+      { min: 0, integer: true },
+    );
+  }
   v.duration('logBurstWindow', o.logBurstWindow);
   const t = o.tokenRequests;
   if (t !== undefined) {

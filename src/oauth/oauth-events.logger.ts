@@ -36,6 +36,7 @@ export const OAuthLogCode = {
   RefreshFailed: 'OAUTH_REFRESH_FAILED',
   SessionEnded: 'OAUTH_SESSION_ENDED',
   LogoutStarted: 'OAUTH_LOGOUT_STARTED',
+  StoreUnavailable: 'OAUTH_STORE_UNAVAILABLE',
 } as const;
 
 /** One of the stable codes of `OAuthLogCode`. @publicApi */

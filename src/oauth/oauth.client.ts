@@ -23,10 +23,24 @@ import { OAuthEventLogger, OAuthLogCode } from './oauth-events.logger.js';
 import { failureClass, getTokenHttpStatus, getTokenRetryAfter, mapTokenFailure } from './oauth-failure.mapper.js';
 import { Redacted } from './oauth-secret.redaction.js';
 import { OAuthFailure } from './oauth.errors.js';
-import { InMemoryPendingAuthorizationStore, type PendingAuthorizationStore } from './pending-authorization.store.js';
+import {
+  InMemoryPendingAuthorizationStore,
+  PendingLoginLimitError,
+  type PendingAuthorization,
+  type PendingAuthorizationStore,
+  type PendingLoginLimits,
+} from './pending-authorization.store.js';
 import { calculateCodeChallenge, generateCodeVerifier, generateOpaqueToken } from './pkce.helper.js';
-import { defaultTokenPipeline, OAUTH_CORRELATION_ID } from './token-endpoint.pipeline.js';
-import { getOAuthErrorCode, handleTransientTokenFailure } from './token-endpoint.predicates.js';
+import { withAttemptSignal } from './attempt-signal.js';
+import { defaultTokenPipeline, OAUTH_CORRELATION_ID, OAUTH_SPENDS_GRANT } from './token-endpoint.pipeline.js';
+import {
+  getOAuthErrorCode,
+  handleTransientTokenFailure,
+  isAmbiguousTokenFailure,
+} from './token-endpoint.predicates.js';
+
+/** A browser-binding cookie value this client issued: 32 random octets, base64url. */
+const BINDING_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 
 /**
  * An OAuth 2.0 / OpenID Connect client for the authorization-code flow with PKCE, hardened to RFC 9700:
@@ -46,6 +60,7 @@ export class OAuthClient {
   private readonly idTokens: IdTokenVerifier;
   private readonly refreshing = new Map<string, Promise<OAuthTokens>>();
   private readonly ownPipeline: boolean;
+  private readonly limits: PendingLoginLimits;
 
   constructor(private readonly options: OAuthClientOptions) {
     validateOAuthClientOptions(options);
@@ -61,6 +76,10 @@ export class OAuthClient {
       );
     this.store = options.pendingStore ?? new InMemoryPendingAuthorizationStore(this.time);
     this.idTokens = new IdTokenVerifier(options.clientId);
+    this.limits = {
+      perAddress: options.pendingLimits?.perAddress ?? 50,
+      total: options.pendingLimits?.total ?? 50_000,
+    };
   }
 
   /**
@@ -104,8 +123,17 @@ export class OAuthClient {
     return this.configuration;
   }
 
-  /** Starts a login: the URL to send the browser to, and the binding to set as an HttpOnly cookie. */
-  async startLogin(options: { returnTo?: string; correlationId?: string } = {}): Promise<StartedLogin> {
+  /**
+   * Starts a login: the URL to send the browser to, and the binding to set as an HttpOnly cookie. Given
+   * the binding the browser already has (`browserBinding`, its cookie), the new login replaces the one
+   * waiting for it, so a browser never holds more than one. Given the `clientAddress`, at most
+   * `pendingLimits.perAddress` logins wait for it (429 `too_many_logins` past it); overall at most
+   * `pendingLimits.total` (503 `login_capacity`). A store that cannot be reached gives 503
+   * `store_unavailable`, logged once per burst: the login is never kept anywhere else.
+   */
+  async startLogin(
+    options: { returnTo?: string; correlationId?: string; browserBinding?: string; clientAddress?: string } = {},
+  ): Promise<StartedLogin> {
     const correlationId = options.correlationId ?? newCorrelationId();
     let returnTo: string;
     try {
@@ -121,21 +149,26 @@ export class OAuthClient {
     const codeVerifier = generateCodeVerifier();
     const state = generateOpaqueToken();
     const nonce = generateOpaqueToken();
-    const browserBinding = generateOpaqueToken();
-    await this.store.save(
-      state,
-      {
-        codeVerifier,
-        nonce,
-        issuer: config.serverMetadata().issuer,
-        redirectUri: this.options.redirectUri,
-        returnTo,
-        browserBinding: digest(browserBinding),
-        createdAt: this.time.now(),
-        correlationId,
-      },
-      this.options.pendingTtl ?? 600_000,
-    );
+    const browserBinding =
+      options.browserBinding !== undefined && BINDING_PATTERN.test(options.browserBinding)
+        ? options.browserBinding
+        : generateOpaqueToken();
+    const entry: PendingAuthorization = {
+      codeVerifier,
+      nonce,
+      issuer: config.serverMetadata().issuer,
+      redirectUri: this.options.redirectUri,
+      returnTo,
+      browserBinding: digest(browserBinding),
+      createdAt: this.time.now(),
+      correlationId,
+      ...(options.clientAddress ? { clientAddress: digest(`address:${options.clientAddress}`) } : {}),
+    };
+    try {
+      await this.store.save(state, entry, this.options.pendingTtl ?? 600_000, this.limits);
+    } catch (error) {
+      throw this.storeFailure(error, correlationId);
+    }
     const url = oidc.buildAuthorizationUrl(config, {
       redirect_uri: this.options.redirectUri,
       scope: (this.options.scopes ?? ['openid']).join(' '),
@@ -166,7 +199,11 @@ export class OAuthClient {
     let config: oidc.Configuration;
     try {
       parsed = parseCallbackParameters(params);
-      pending = await this.store.take(parsed.state);
+      try {
+        pending = await this.store.take(parsed.state);
+      } catch (error) {
+        throw this.storeFailure(error, correlationId);
+      }
       if (!pending) {
         throw new OAuthFailure('unknown_state', 400, 'The login is unknown, expired or already completed.');
       }
@@ -198,7 +235,13 @@ export class OAuthClient {
       }
       if (!parsed.code) throw new OAuthFailure('missing_code', 400, 'The callback has no code.');
     } catch (error) {
-      if (error instanceof OAuthFailure && error.code !== 'discovery_failed' && error.code !== 'provider_mismatch') {
+      if (error instanceof OAuthFailure && pending) error.returnTo ??= pending.returnTo ?? '/';
+      if (
+        error instanceof OAuthFailure &&
+        error.code !== 'discovery_failed' &&
+        error.code !== 'provider_mismatch' &&
+        error.code !== 'store_unavailable'
+      ) {
         this.events.event('warn', OAuthLogCode.CallbackRejected, 'callback rejected', {
           correlationId,
           reason: error.code,
@@ -212,42 +255,50 @@ export class OAuthClient {
     const nonce = pending.nonce;
     const currentUrl = new URL(pending.redirectUri);
     currentUrl.search = params.toString();
+    const returnTo = pending.returnTo ?? '/';
     let ambiguous = false;
+    const guard = new SingleRetryAfterAmbiguousFailure();
     let response: oidc.TokenEndpointResponse;
     try {
       // The response travels through the pipeline boxed, so telemetry never sees the tokens.
       const boxed = await this.pipeline.execute(
         async (context) => {
+          guard.beforeAttempt();
           try {
             return new Redacted(
-              await oidc.authorizationCodeGrant(config, currentUrl, {
-                pkceCodeVerifier: verifier,
-                expectedState: parsed.state,
-                expectedNonce: nonce,
-                idTokenExpected: true,
-              }),
+              await withAttemptSignal(context.signal, () =>
+                oidc.authorizationCodeGrant(config, currentUrl, {
+                  pkceCodeVerifier: verifier,
+                  expectedState: parsed.state,
+                  expectedNonce: nonce,
+                  idTokenExpected: true,
+                }),
+              ),
             );
           } catch (error) {
-            if (handleTransientTokenFailure({ outcome: { ok: false, error } })) {
+            guard.failed(error);
+            if (handleTransientTokenFailure({ outcome: { ok: false, error } }) || isAmbiguousTokenFailure(error)) {
               ambiguous = true;
               if (!this.ownPipeline) this.logAttemptFailure(error, correlationId, context.attemptNumber);
             }
             throw error;
           }
         },
-        { operationKey: 'oauth.token', properties: correlated(correlationId) },
+        { operationKey: 'oauth.token', properties: grantSpending(correlationId) },
       );
       response = boxed.reveal();
     } catch (error) {
-      throw this.logTokenFailure(mapTokenFailure(error, ambiguous, this.time.now()), error, correlationId);
+      const failure = mapTokenFailure(error, ambiguous, this.time.now());
+      failure.returnTo ??= returnTo;
+      throw this.logTokenFailure(failure, error, correlationId);
     }
     let claims: JWTPayload;
     try {
       claims = await this.idTokens.verify(config, response.id_token, nonce);
     } catch (error) {
+      (error as OAuthFailure).returnTo ??= returnTo;
       throw this.logTokenFailure(error as OAuthFailure, error, correlationId);
     }
-    const returnTo = pending.returnTo ?? '/';
     this.events.event('log', OAuthLogCode.LoginCompleted, 'login completed', { correlationId, returnTo });
     return { tokens: toTokens(response, this.time.now()), claims, returnTo, correlationId };
   }
@@ -277,9 +328,10 @@ export class OAuthClient {
   /** The UserInfo claims for an access token, checked against the expected subject. */
   async userInfo(accessToken: string, expectedSubject: string): Promise<Record<string, unknown>> {
     const config = await this.discover();
-    return this.pipeline.execute(() => oidc.fetchUserInfo(config, accessToken, expectedSubject), {
-      operationKey: 'oauth.userinfo',
-    });
+    return this.pipeline.execute(
+      (context) => withAttemptSignal(context.signal, () => oidc.fetchUserInfo(config, accessToken, expectedSubject)),
+      { operationKey: 'oauth.userinfo' },
+    );
   }
 
   /**
@@ -307,19 +359,24 @@ export class OAuthClient {
   private async runRefresh(refreshToken: string, correlationId: string, subject?: string): Promise<OAuthTokens> {
     const config = await this.discover();
     let response: oidc.TokenEndpointResponse;
+    const guard = new SingleRetryAfterAmbiguousFailure();
     try {
       const boxed = await this.pipeline.execute(
         async (context) => {
+          guard.beforeAttempt();
           try {
-            return new Redacted(await oidc.refreshTokenGrant(config, refreshToken));
+            return new Redacted(
+              await withAttemptSignal(context.signal, () => oidc.refreshTokenGrant(config, refreshToken)),
+            );
           } catch (error) {
+            guard.failed(error);
             if (!this.ownPipeline && handleTransientTokenFailure({ outcome: { ok: false, error } })) {
               this.logAttemptFailure(error, correlationId, context.attemptNumber);
             }
             throw error;
           }
         },
-        { operationKey: 'oauth.refresh', properties: correlated(correlationId) },
+        { operationKey: 'oauth.refresh', properties: grantSpending(correlationId) },
       );
       response = boxed.reveal();
     } catch (error) {
@@ -358,6 +415,53 @@ export class OAuthClient {
       rotated: response.refresh_token !== undefined && response.refresh_token !== refreshToken,
     });
     return toTokens(response, this.time.now(), refreshToken);
+  }
+
+  /**
+   * A store that refused or failed to keep or hand back a pending login, as the user gets it: a cap
+   * reached (429 / 503 with the time until a place frees up), or the store unavailable (503, logged at
+   * error once per burst — nothing is kept elsewhere instead).
+   */
+  private storeFailure(error: unknown, correlationId: string): OAuthFailure {
+    if (error instanceof OAuthFailure) return error;
+    if (error instanceof PendingLoginLimitError) {
+      const failure =
+        error.limit === 'address'
+          ? new OAuthFailure(
+              'too_many_logins',
+              429,
+              'Too many sign-ins are waiting from this address; finish one or try again later.',
+              undefined,
+              error.retryAfter,
+            )
+          : new OAuthFailure(
+              'login_capacity',
+              503,
+              'Too many sign-ins are waiting; try again later.',
+              undefined,
+              error.retryAfter,
+            );
+      this.events.once('warn', OAuthLogCode.LoginRejected, `limit:${error.limit}`, 'login refused', {
+        reason: failure.code,
+        correlationId,
+      });
+      return failure;
+    }
+    const retryAfter = (error as { retryAfter?: unknown } | null)?.retryAfter;
+    this.events.once(
+      'error',
+      OAuthLogCode.StoreUnavailable,
+      'store_unavailable',
+      'the pending-login store is unavailable: logins are refused with 503 until it answers',
+      { correlationId, error: error instanceof Error ? error.name : typeof error },
+    );
+    return new OAuthFailure(
+      'store_unavailable',
+      503,
+      'Sign-in is unavailable right now; try again shortly.',
+      undefined,
+      typeof retryAfter === 'number' && retryAfter > 0 ? retryAfter : undefined,
+    );
   }
 
   private logAttemptFailure(
@@ -435,8 +539,32 @@ function safeReturnTo(returnTo: string | undefined): string {
   return returnTo;
 }
 
-function correlated(correlationId: string): ResilienceProperties {
-  return new ResilienceProperties().set(OAUTH_CORRELATION_ID, correlationId);
+/** The properties of a code exchange or refresh: its correlation id, and that it spends a grant. */
+function grantSpending(correlationId: string): ResilienceProperties {
+  return new ResilienceProperties().set(OAUTH_CORRELATION_ID, correlationId).set(OAUTH_SPENDS_GRANT, true);
+}
+
+/**
+ * Holds a code exchange or refresh to one request after an ambiguous failure, whatever pipeline runs it:
+ * an attempt past that one makes no request and fails again with the failure that ended the last one.
+ */
+class SingleRetryAfterAmbiguousFailure {
+  private ambiguousSeen = false;
+  private retriedAfterAmbiguous = false;
+  private last: unknown;
+
+  beforeAttempt(): void {
+    if (!this.ambiguousSeen) return;
+    if (this.retriedAfterAmbiguous) {
+      throw this.last;
+    }
+    this.retriedAfterAmbiguous = true;
+  }
+
+  failed(error: unknown): void {
+    this.last = error;
+    if (isAmbiguousTokenFailure(error)) this.ambiguousSeen = true;
+  }
 }
 
 function newCorrelationId(): string {

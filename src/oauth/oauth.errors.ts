@@ -20,7 +20,10 @@ export type OAuthFailureCode =
   | 'invalid_return_to'
   | 'session_ended'
   | 'discovery_failed'
-  | 'provider_mismatch';
+  | 'provider_mismatch'
+  | 'store_unavailable'
+  | 'too_many_logins'
+  | 'login_capacity';
 
 /** What else an `OAuthFailure` may tell (none of it reaches a public answer body). @publicApi */
 export interface OAuthFailureDetails {
@@ -30,6 +33,8 @@ export interface OAuthFailureDetails {
   readonly detail?: string;
   /** The provider's `error_description`, when it is valid (RFC 6749 §4.1.2.1), HTML-escaped. */
   readonly providerErrorDescription?: string;
+  /** The same-site path the failed login was started for, once the callback found its pending login. */
+  readonly returnTo?: string;
 }
 
 /**
@@ -46,6 +51,11 @@ export class OAuthFailure extends ResilienceError {
   readonly check: string | undefined;
   /** The provider's valid `error_description`, HTML-escaped, when it sent one. */
   readonly providerErrorDescription: string | undefined;
+  /**
+   * The same-site path the login was started for, when a failed callback got that far (its pending
+   * login was found): a page for the failure can offer to sign in again towards it.
+   */
+  returnTo: string | undefined;
 
   constructor(
     /** Stable code of the failure, for logs and error bodies. */
@@ -62,6 +72,7 @@ export class OAuthFailure extends ResilienceError {
     super(message);
     this.check = details.check;
     this.providerErrorDescription = details.providerErrorDescription;
+    this.returnTo = details.returnTo;
     // Not enumerable: it may name internal hosts and must not be serialised into an answer by accident.
     Object.defineProperty(this, 'detail', { value: details.detail, enumerable: false });
   }

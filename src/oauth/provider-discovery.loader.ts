@@ -1,5 +1,6 @@
 import * as oidc from 'openid-client';
 import { ResilienceValidationError, type ResiliencePipeline } from '../core/index.js';
+import { abortableFetch, withAttemptSignal } from './attempt-signal.js';
 import { checkAuthenticationMethodSupported, createClientAuthentication } from './client-authentication.factory.js';
 import { CLIENT_AUTHENTICATION_METHODS, type OAuthClientOptions } from './oauth-client.options.js';
 import { failureClass, getTokenRetryAfter } from './oauth-failure.mapper.js';
@@ -10,7 +11,8 @@ import { handleTransientTokenFailure } from './token-endpoint.predicates.js';
 /**
  * The provider's configuration: discovered through the pipeline (or built from `endpoints`), checked to
  * fit this client — S256 advertised, the client authentication method offered — with the token
- * endpoint replaced when `tokenEndpoint` says so.
+ * endpoint replaced when `tokenEndpoint` says so. Every request of the configuration goes through
+ * `abortableFetch`: the timeout of the pipeline attempt it runs in aborts it (and closes its socket).
  *
  * @internal
  */
@@ -38,16 +40,16 @@ export async function loadProviderConfiguration(
       clientAuth,
     );
     if (allowInsecureRequests) oidc.allowInsecureRequests(config);
+    config[oidc.customFetch] = abortableFetch;
     return config;
   }
   const discovered = await pipeline.execute(
-    () =>
-      oidc.discovery(
-        new URL(issuer),
-        clientId,
-        undefined,
-        clientAuth,
-        allowInsecureRequests ? { execute: [oidc.allowInsecureRequests] } : undefined,
+    (context) =>
+      withAttemptSignal(context.signal, () =>
+        oidc.discovery(new URL(issuer), clientId, undefined, clientAuth, {
+          [oidc.customFetch]: abortableFetch,
+          ...(allowInsecureRequests ? { execute: [oidc.allowInsecureRequests] } : {}),
+        }),
       ),
     { operationKey: 'oauth.discovery' },
   );
@@ -68,6 +70,7 @@ export async function loadProviderConfiguration(
     clientAuth,
   );
   if (allowInsecureRequests) oidc.allowInsecureRequests(config);
+  config[oidc.customFetch] = abortableFetch;
   return config;
 }
 

@@ -1,5 +1,6 @@
 import {
   ResiliencePipelineBuilder,
+  type ResilienceContext,
   ResiliencePropertyKey,
   systemTimeProvider,
   type ResiliencePipeline,
@@ -7,10 +8,22 @@ import {
 } from '../core/index.js';
 import type { TokenRequestOptions } from './oauth-client.options.js';
 import { getTokenRetryAfter } from './oauth-failure.mapper.js';
-import { handleTransientTokenFailure } from './token-endpoint.predicates.js';
+import { handleTransientTokenFailure, isAmbiguousTokenFailure } from './token-endpoint.predicates.js';
 
 /** The correlation id of the login or refresh a token or discovery request belongs to, in the context's properties. @publicApi */
 export const OAUTH_CORRELATION_ID = new ResiliencePropertyKey<string>('oauth.correlationId');
+
+/**
+ * Set on the executions of a code exchange or a refresh: requests that spend a grant. After an ambiguous
+ * failure of one (`isAmbiguousTokenFailure`: a timeout, a connection lost after sending), the default
+ * pipeline retries it at most once.
+ *
+ * @publicApi
+ */
+export const OAUTH_SPENDS_GRANT = new ResiliencePropertyKey<boolean>('oauth.spendsGrant');
+
+/** Set by the default pipeline once an execution that spends a grant has failed ambiguously. */
+const AMBIGUOUS_FAILURE_SEEN = new ResiliencePropertyKey<boolean>('oauth.ambiguousFailureSeen');
 
 /**
  * The token pipeline by default: a total `deadline` (15 s), `retries` (2) of transient failures only
@@ -18,8 +31,10 @@ export const OAUTH_CORRELATION_ID = new ResiliencePropertyKey<string>('oauth.cor
  * with jittered exponential backoff from `retryDelay` (200 ms), honouring `Retry-After` wherever the
  * response sits (a wait that would end past the deadline gives up at once), a consecutive-failure circuit
  * breaker (`breakerThreshold` 5, `breakDuration` 30 s) that counts only those transient failures, and an
- * `attemptTimeout` (5 s) per request. Permanent answers never reach the breaker, so garbage callbacks
- * cannot open it.
+ * `attemptTimeout` (5 s) per request, which aborts the request (its socket is closed). Permanent answers
+ * never reach the breaker, so garbage callbacks cannot open it. A code exchange or refresh that failed
+ * ambiguously (timed out, or lost its connection after sending: the provider may have spent the grant) is
+ * retried at most once, whatever `retries` says.
  *
  * @publicApi
  */
@@ -36,7 +51,7 @@ export function defaultTokenPipeline(
       backoffType: 'exponential',
       delay: options.retryDelay ?? 200,
       useJitter: true,
-      shouldHandle: handleTransientTokenFailure,
+      shouldHandle: retryTokenFailure,
       // No maxDelay: a Retry-After is waited for in full, or — past the deadline — not at all.
       retryAfter: ({ outcome }) => (outcome.ok ? undefined : getTokenRetryAfter(outcome.error, timeProvider.now())),
       onRetry: onRetry
@@ -56,4 +71,16 @@ export function defaultTokenPipeline(
     })
     .addTimeout({ timeout: options.attemptTimeout ?? 5_000, mode: 'aggressive' })
     .build();
+}
+
+/** Transient failures, except that an execution spending a grant gets one retry at most after an ambiguous failure. */
+function retryTokenFailure(
+  args: Parameters<typeof handleTransientTokenFailure>[0] & { context: ResilienceContext },
+): boolean {
+  if (!handleTransientTokenFailure(args)) return false;
+  const { context, outcome } = args;
+  if (!context.hasProperties || context.properties.get(OAUTH_SPENDS_GRANT) !== true) return true;
+  if (context.properties.get(AMBIGUOUS_FAILURE_SEEN) === true) return false;
+  if (!outcome.ok && isAmbiguousTokenFailure(outcome.error)) context.properties.set(AMBIGUOUS_FAILURE_SEEN, true);
+  return true;
 }

@@ -56,3 +56,37 @@ export function handleTransientTokenFailure({ outcome }: { readonly outcome: Out
   const status = getHttpStatus(error) ?? getHttpStatus((error as { cause?: unknown }).cause);
   return status !== undefined && (status === 429 || status >= 500);
 }
+
+/** Network failures that happen before a request is sent: the provider cannot have seen it. */
+const NOT_SENT_CODES: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+/**
+ * Whether a failed token request may have reached the provider and spent the grant: a timeout (the
+ * request was sent, its answer never came) or a connection lost after sending (reset, closed socket).
+ * Not so a refused connection or an unknown host, nor an HTTP answer. After such a failure a code
+ * exchange or refresh is tried at most once more (RFC 6749 §4.1.2: a second redemption only earns
+ * `invalid_grant`, and makes the provider revoke what the first one issued).
+ *
+ * @publicApi
+ */
+export function isAmbiguousTokenFailure(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const e = error as { name?: unknown; code?: unknown };
+  if (isTimeoutRejectedError(error) || e.code === 'OAUTH_TIMEOUT') return true;
+  if (e.name === 'AbortError' || e.name === 'TimeoutError') return true;
+  const network = isTransientNetworkError(error) || (error instanceof TypeError && error.message === 'fetch failed');
+  if (!network) return false;
+  for (let current: unknown = error, depth = 0; current && typeof current === 'object' && depth < 5; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && NOT_SENT_CODES.has(code)) return false;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return true;
+}

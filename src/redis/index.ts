@@ -4,7 +4,11 @@ export {
   type StoreOutageMode,
 } from './redis-circuit-breaker-state.store.js';
 export { RedisRateLimiter, type DistributedRateLimit, type RedisRateLimiterOptions } from './redis-rate-limiter.js';
-export { RedisPendingAuthorizationStore } from './redis-pending-authorization.store.js';
+export {
+  PendingStoreUnavailableError,
+  RedisPendingAuthorizationStore,
+  type RedisPendingAuthorizationStoreOptions,
+} from './redis-pending-authorization.store.js';
 export type { StoreLogger } from './redis-availability.js';
 export type { RedisConnectionOptions, RedisNodeAddress } from './redis-connection.factory.js';
 export type { RedisStoresOptions } from './redis-resilience-store.factory.js';

@@ -150,6 +150,15 @@ export const cookieOf = (response: request.Response, name: string): string | und
     ?.find((c) => c.startsWith(`${name}=`))
     ?.split(';')[0];
 
+/**
+ * The `name=value` of the session cookie the response sets: `nr_session` with `REDIS_URL` (shared by every
+ * instance), else `nr_session_<port>` (one per instance).
+ */
+export const sessionCookieOf = (response: request.Response): string | undefined =>
+  (response.headers['set-cookie'] as unknown as string[] | undefined)
+    ?.find((c) => /^nr_session(_\d+)?=/.test(c))
+    ?.split(';')[0];
+
 /** Signs `user` in through `/auth/login` and the built-in provider: the session cookie and where it went back to. */
 export async function signIn(
   server: App,
@@ -161,5 +170,5 @@ export async function signIn(
   const binding = cookieOf(login, 'nr_oauth_binding')!;
   const callback = new URL(await signInAtProvider(login.headers.location, user));
   const res = await request(server).get(`/auth/callback${callback.search}`).set('Cookie', binding).expect(303);
-  return { cookie: cookieOf(res, 'nr_session')!, location: res.headers.location };
+  return { cookie: sessionCookieOf(res)!, location: res.headers.location };
 }

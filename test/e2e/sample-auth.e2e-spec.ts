@@ -6,10 +6,12 @@ import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import type { App } from 'supertest/types.js';
 import { ResilienceValidationError } from '../../src/index.js';
+import { OAuthClientService } from '../../src/nest/oauth/index.js';
+import type { InMemoryPendingAuthorizationStore } from '../../src/oauth/index.js';
 import { oauthConfigFromEnv, SAMPLE_OAUTH_CONFIG } from '../../sample-app/config/oauth.config.js';
 import { TestIdentityProvider } from '../utils/identity-provider.js';
 import { LineLogger } from '../utils/line.logger.js';
-import { signInAtProvider, startSample } from './sample-app.fixture.js';
+import { sessionCookieOf, signInAtProvider, startSample } from './sample-app.fixture.js';
 
 /** Every log line of every sample app started here; scanned at the end for every secret seen. */
 const lines = new LineLogger();
@@ -49,6 +51,19 @@ const cookieOf = (response: request.Response, name: string): string | undefined 
     ?.find((c) => c.startsWith(`${name}=`))
     ?.split(';')[0];
 
+/** Signs `user` in through the sample and the built-in provider; the session cookie (`name=value`). */
+async function signInSession(server: App, user: string): Promise<string> {
+  const login = await request(server).get('/auth/login').expect(302);
+  const binding = cookieOf(login, 'nr_oauth_binding')!;
+  secrets.add(binding.split('=')[1]);
+  const callbackUrl = new URL(await signInAtProvider(login.headers.location, user));
+  secrets.add(callbackUrl.searchParams.get('code')!);
+  const callback = await request(server).get(`/auth/callback${callbackUrl.search}`).set('Cookie', binding).expect(303);
+  const session = sessionCookieOf(callback)!;
+  secrets.add(session.split('=')[1]);
+  return session;
+}
+
 function expectHygiene(response: request.Response): void {
   expect(response.headers['cache-control']).toBe('no-store');
   expect(response.headers['referrer-policy']).toBe('no-referrer');
@@ -84,7 +99,7 @@ describe('sample app: sign-in with PKCE against the built-in identity provider (
       .expect(303);
     expect(callback.headers.location).toBe('/auth/me');
     expectHygiene(callback);
-    const session = cookieOf(callback, 'nr_session')!;
+    const session = sessionCookieOf(callback)!;
     secrets.add(session.split('=')[1]);
 
     const me = await request(server).get('/auth/me').set('Cookie', session).expect(200);
@@ -138,6 +153,15 @@ describe('sample app: sign-in with PKCE against the built-in identity provider (
     const redirect = await request(server).get('/auth/login?returnTo=https://evil.example/').expect(400);
     expect(redirect.body).toMatchObject({ error: 'invalid_return_to' });
     expectHygiene(redirect);
+  });
+
+  it('names the session cookie per instance without Redis (cookies ignore ports), and one for the fleet with it', async () => {
+    expect(oauthConfigFromEnv({}).sessionCookie).toBe('nr_session_3000');
+    expect(oauthConfigFromEnv({ PORT: '3001' }).sessionCookie).toBe('nr_session_3001');
+    expect(oauthConfigFromEnv({ APP_URL: 'http://127.0.0.1:3002' }).sessionCookie).toBe('nr_session_3002');
+    expect(oauthConfigFromEnv({ PORT: '3001', REDIS_URL: 'redis://127.0.0.1:6379' }).sessionCookie).toBe('nr_session');
+    const session = await signInSession(app.getHttpServer(), 'ada');
+    expect(session).toMatch(/^nr_session_3000=/);
   });
 
   it('refuses to start with OIDC_PKCE_METHOD=plain, and names every malformed variable', async () => {
@@ -218,7 +242,7 @@ describe('sample app against an external provider, configured only through the e
     const { path, binding } = await atCallback(server);
     const callback = await request(server).get(path).set('Cookie', binding).expect(303);
     expectHygiene(callback);
-    const session = cookieOf(callback, 'nr_session')!;
+    const session = sessionCookieOf(callback)!;
     secrets.add(session.split('=')[1]);
 
     const before = idp.tokenRequests;
@@ -263,7 +287,7 @@ describe('sample app against an external provider, configured only through the e
     idp.faults.push({ tamper: 'wrong-aud' });
     const res = await request(server).get(path).set('Cookie', binding).expect(502);
     expect(res.body).toMatchObject({ error: 'invalid_id_token' });
-    expect(cookieOf(res, 'nr_session')).toBeUndefined();
+    expect(sessionCookieOf(res)).toBeUndefined();
     expectHygiene(res);
     expect(lines.lines.some((l) => l.code === 'OAUTH_ID_TOKEN_REJECTED' && l.text.includes('check=aud'))).toBe(true);
   });
@@ -328,6 +352,71 @@ describe('sample app against an external provider, configured only through the e
       expect(mismatch.message).toContain('token_endpoint_auth_methods_supported are [client_secret_basic, none]');
     } finally {
       await basicOnly.stop();
+    }
+  });
+
+  it('answers a failed callback in a browser with a page that links back to the login, towards the original page', async () => {
+    const server = app.getHttpServer();
+    const login = await request(server).get('/auth/login?returnTo=%2Forders%3Fpage%3D2').expect(302);
+    const binding = cookieOf(login, 'nr_oauth_binding')!;
+    secrets.add(binding.split('=')[1]);
+    const query = await idp.authorize(login.headers.location, 'grace');
+    query.set('code', 'a-forged-code');
+    const page = await request(server)
+      .get(`/auth/callback?${query.toString()}`)
+      .set('Cookie', binding)
+      .set('Accept', 'text/html,application/xhtml+xml')
+      .expect(400)
+      .expect('content-type', /text\/html/);
+    expectHygiene(page);
+    expect(page.text).toContain('invalid_grant');
+    expect(page.text).toContain('href="/auth/login?returnTo=/orders%3Fpage%3D2"');
+    // A callback that never found its login (replayed, expired, forged state) still shows the way out.
+    const unknown = await request(server)
+      .get(`/auth/callback?${query.toString()}`)
+      .set('Cookie', binding)
+      .set('Accept', 'text/html')
+      .expect(400);
+    expect(unknown.text).toContain('unknown_state');
+    expect(unknown.text).toContain('href="/auth/login?returnTo=/auth/me"');
+    // Other clients keep the JSON answer.
+    const json = await request(server).get(`/auth/callback?${query.toString()}`).set('Cookie', binding).expect(400);
+    expect(json.body).toMatchObject({ error: 'unknown_state' });
+  });
+
+  it('keeps one pending login per browser, and caps them per client address (429) and overall (503)', async () => {
+    const capped = await startApp({ ...env, OIDC_PENDING_PER_ADDRESS: '3' });
+    try {
+      const server = capped.getHttpServer();
+      const service: unknown = capped.get(OAuthClientService);
+      const store = (service as { store: InMemoryPendingAuthorizationStore }).store;
+      const first = await request(server).get('/auth/login').expect(302);
+      const binding = cookieOf(first, 'nr_oauth_binding')!;
+      secrets.add(binding.split('=')[1]);
+      for (let i = 0; i < 30; i++) {
+        const again = await request(server).get('/auth/login').set('Cookie', binding).expect(302);
+        expect(cookieOf(again, 'nr_oauth_binding')).toBe(binding);
+      }
+      expect(store.size).toBe(1);
+      // Browsers without the cookie, from the same address (127.0.0.1): two more fit, the next one is refused.
+      for (let i = 0; i < 2; i++) await request(server).get('/auth/login').expect(302);
+      const tooMany = await request(server).get('/auth/login').expect(429);
+      expect(tooMany.body).toMatchObject({ error: 'too_many_logins' });
+      expect(Number(tooMany.headers['retry-after'])).toBeGreaterThan(0);
+      expectHygiene(tooMany);
+      expect(store.size).toBe(3);
+    } finally {
+      await capped.close();
+    }
+    const full = await startApp({ ...env, OIDC_PENDING_PER_ADDRESS: '0', OIDC_PENDING_TOTAL: '2' });
+    try {
+      const server = full.getHttpServer();
+      for (let i = 0; i < 2; i++) await request(server).get('/auth/login').expect(302);
+      const res = await request(server).get('/auth/login').expect(503);
+      expect(res.body).toMatchObject({ error: 'login_capacity' });
+      expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+    } finally {
+      await full.close();
     }
   });
 

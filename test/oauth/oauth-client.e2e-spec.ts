@@ -6,6 +6,7 @@ import { ResiliencePipelineBuilder, ResilienceValidationError } from '../../src/
 import {
   defaultTokenPipeline,
   handleTransientTokenFailure,
+  InMemoryPendingAuthorizationStore,
   OAuthClient,
   OAuthFailure,
   type OAuthClientOptions,
@@ -369,19 +370,60 @@ describe('OAuthClient against a real OpenID provider (oidc-provider, PKCE requir
     }
   });
 
-  it('retries a reset and a hung request, which never reached the provider', async () => {
-    const c = client();
-    const { complete } = await signedIn(c);
-    idp.faults.push('reset', 'hang');
-    allowAttemptTimeouts = true;
-    const done = await drive(complete()).finally(() => (allowAttemptTimeouts = false));
-    expect(done.claims.sub).toBe('alice');
+  it('retries a reset once, and a hung request once — aborting the hung one (its socket is closed)', async () => {
+    for (const fault of ['reset', 'hang'] as const) {
+      const c = client();
+      const { complete } = await signedIn(c);
+      idp.faults.push(fault);
+      const before = idp.tokenRequests;
+      const closedBefore = idp.hungClosedAfter.length;
+      allowAttemptTimeouts = true;
+      const done = await drive(complete()).finally(() => (allowAttemptTimeouts = false));
+      expect(done.claims.sub).toBe('alice');
+      expect(idp.tokenRequests - before).toBe(2);
+      if (fault === 'hang') expect(idp.hungClosedAfter.length - closedBefore).toBe(1);
+    }
     expect(logs.lines.some((l) => l.code === 'OAUTH_TOKEN_ENDPOINT_FAILURE' && l.text.includes('class=timeout'))).toBe(
       true,
     );
     expect(logs.lines.some((l) => l.code === 'OAUTH_TOKEN_ENDPOINT_FAILURE' && l.text.includes('class=network'))).toBe(
       true,
     );
+  });
+
+  it('after an ambiguous failure (reset after sending, timeout) tries at most once more, even with retries left', async () => {
+    for (const faults of [
+      ['reset', 'hang', 'none'],
+      ['hang', 'reset', 'none'],
+      ['503', 'hang', 'hang', 'none'],
+    ] as const) {
+      const c = client({ tokenRequests: { attemptTimeout: ATTEMPT_TIMEOUT, retryDelay: 100, retries: 5 } });
+      const { complete } = await signedIn(c);
+      idp.faults.push(...faults);
+      const before = idp.tokenRequests;
+      allowAttemptTimeouts = true;
+      const f = await failure(complete()).finally(() => (allowAttemptTimeouts = false));
+      idp.faults.length = 0;
+      expect(f).toMatchObject({ code: 'token_endpoint_unavailable', status: 503 });
+      // A 503 answered by a gateway is no ambiguous failure: it does not count.
+      expect(idp.tokenRequests - before).toBe(faults.length - 1);
+    }
+  });
+
+  it('holds a pipeline of the application to one retry after an ambiguous failure too', async () => {
+    const pipeline = new ResiliencePipelineBuilder({ timeProvider: time })
+      .addRetry({ maxRetryAttempts: 5, delay: 100, shouldHandle: handleTransientTokenFailure })
+      .addTimeout({ timeout: ATTEMPT_TIMEOUT, mode: 'aggressive' })
+      .build();
+    const c = client({ pipeline });
+    const { complete } = await signedIn(c);
+    idp.faults.push('hang', 'hang', 'hang', 'hang');
+    const before = idp.tokenRequests;
+    allowAttemptTimeouts = true;
+    const f = await failure(complete()).finally(() => (allowAttemptTimeouts = false));
+    idp.faults.length = 0;
+    expect(f).toMatchObject({ code: 'token_endpoint_unavailable', status: 503 });
+    expect(idp.tokenRequests - before).toBe(2);
   });
 
   it('never retries invalid_grant, and never counts it in the circuit breaker', async () => {
@@ -391,7 +433,7 @@ describe('OAuthClient against a real OpenID provider (oidc-provider, PKCE requir
       query.set('code', 'forged-code');
       const before = idp.tokenRequests;
       const f = await failure(c.completeLogin({ query, browserBinding: login.browserBinding }));
-      expect(f).toMatchObject({ code: 'invalid_grant', status: 400, providerError: 'invalid_grant' });
+      expect(f).toMatchObject({ code: 'invalid_grant', status: 400, providerError: 'invalid_grant', returnTo: '/' });
       expect(idp.tokenRequests - before).toBe(1);
     }
     // Eight refused codes later the breaker (threshold 5) is still closed: a real login works.
@@ -449,6 +491,7 @@ describe('OAuthClient against a real OpenID provider (oidc-provider, PKCE requir
     ['no-nonce', 'nonce'],
     ['wrong-nonce', 'nonce'],
     ['bad-signature', 'signature'],
+    ['other-key', 'signature'],
   ];
   for (const [tamper, check] of idTokenCases) {
     it(`refuses an ID token with ${tamper} as 502 invalid_id_token, once, without tokens, logging the "${check}" check`, async () => {
@@ -536,6 +579,7 @@ describe('OAuthClient against a real OpenID provider (oidc-provider, PKCE requir
   const refreshCases: [IdTokenTamper, string][] = [
     ['alg-none', 'alg'],
     ['bad-signature', 'signature'],
+    ['other-key', 'signature'],
     ['wrong-aud', 'aud'],
     ['wrong-iss', 'iss'],
     ['expired', 'exp'],
@@ -802,5 +846,140 @@ describe('OAuthClient and the provider metadata', () => {
     } finally {
       await idp.stop();
     }
+  });
+});
+
+describe('OAuthClient against a token endpoint that accepts and never answers (real sockets, real time)', () => {
+  const idp = new TestIdentityProvider(REDIRECT_URI);
+  providers.push(idp);
+  /** For each token request: when it arrived and when its socket closed (performance.now()). */
+  const requests: { arrived: number; closed?: number }[] = [];
+  const hung = createServer((req) => {
+    const seen: { arrived: number; closed?: number } = { arrived: performance.now() };
+    requests.push(seen);
+    req.resume();
+    req.socket.once('close', () => (seen.closed = performance.now()));
+  });
+
+  beforeAll(async () => {
+    await idp.start();
+    await new Promise<void>((resolve) => hung.listen(0, '127.0.0.1', resolve));
+  });
+
+  afterAll(async () => {
+    hung.closeAllConnections();
+    await new Promise((resolve) => hung.close(resolve));
+    await idp.stop();
+  });
+
+  it('aborts each timed-out request (the server sees its socket closed within timeout + 1 s) and tries at most twice', async () => {
+    const timeout = 300;
+    const c = clientOf(idp, {
+      tokenEndpoint: `http://127.0.0.1:${(hung.address() as AddressInfo).port}/token`,
+      tokenRequests: { attemptTimeout: timeout, retryDelay: 10, retries: 4, deadline: 20_000 },
+    });
+    const login = await c.startLogin();
+    secrets.add(login.browserBinding);
+    const query = await idp.authorize(login.authorizationUrl);
+    const error = await c.completeLogin({ query, browserBinding: login.browserBinding }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'token_endpoint_unavailable', status: 503 });
+    expect(requests.length).toBeGreaterThanOrEqual(1);
+    expect(requests.length).toBeLessThanOrEqual(2);
+    // Generous bound for a loaded machine: every socket must be closed well before openid-client's own 30 s.
+    for (let waited = 0; waited < 10_000 && requests.some((r) => r.closed === undefined); waited += 50) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    for (const r of requests) {
+      expect(r.closed).toBeDefined();
+      expect(r.closed! - r.arrived).toBeLessThan(timeout + 1_000);
+    }
+  });
+});
+
+describe('OAuthClient pending logins: one per browser, caps per address and overall, store failures', () => {
+  const idp = new TestIdentityProvider(REDIRECT_URI);
+  providers.push(idp);
+  const time = new FakeTimeProvider(Date.now());
+
+  beforeAll(async () => {
+    await idp.start();
+  });
+
+  afterAll(async () => {
+    await idp.stop();
+  });
+
+  it('keeps one pending login per binding cookie: many starts from one browser leave one entry, and only the newest completes', async () => {
+    const store = new InMemoryPendingAuthorizationStore(time);
+    const c = clientOf(idp, { pendingStore: store, timeProvider: time, tokenEndpoint: idp.gatewayUrl });
+    const first = await c.startLogin({ clientAddress: '198.51.100.7' });
+    secrets.add(first.browserBinding);
+    let last = first;
+    for (let i = 0; i < 200; i++) {
+      last = await c.startLogin({ browserBinding: first.browserBinding, clientAddress: '198.51.100.7' });
+      expect(last.browserBinding).toBe(first.browserBinding);
+    }
+    expect(store.size).toBe(1);
+    const stale = await idp.authorize(first.authorizationUrl);
+    await expect(c.completeLogin({ query: stale, browserBinding: first.browserBinding })).rejects.toMatchObject({
+      code: 'unknown_state',
+    });
+    const query = await idp.authorize(last.authorizationUrl);
+    await expect(c.completeLogin({ query, browserBinding: last.browserBinding })).resolves.toMatchObject({
+      claims: { sub: 'alice' },
+    });
+    expect(store.size).toBe(0);
+  });
+
+  it('refuses past the per-address cap with 429 and past the overall cap with 503, each with Retry-After, logged once per burst', async () => {
+    const lines = new LineLogger();
+    const store = new InMemoryPendingAuthorizationStore(time);
+    const c = clientOf(idp, {
+      pendingStore: store,
+      timeProvider: time,
+      logger: lines,
+      pendingTtl: 60_000,
+      pendingLimits: { perAddress: 3, total: 5 },
+    });
+    for (let i = 0; i < 3; i++) await c.startLogin({ clientAddress: '203.0.113.9' });
+    for (let i = 0; i < 3; i++) {
+      await expect(c.startLogin({ clientAddress: '203.0.113.9' })).rejects.toMatchObject({
+        code: 'too_many_logins',
+        status: 429,
+        retryAfter: 60_000,
+      });
+    }
+    await c.startLogin({ clientAddress: '203.0.113.10' });
+    await c.startLogin();
+    await expect(c.startLogin({ clientAddress: '203.0.113.11' })).rejects.toMatchObject({
+      code: 'login_capacity',
+      status: 503,
+    });
+    expect(store.size).toBe(5);
+    const refusals = lines.lines.filter((l) => l.code === 'OAUTH_LOGIN_REJECTED');
+    expect(refusals.map((l) => /reason=(\w+)/.exec(l.text)?.[1])).toEqual(['too_many_logins', 'login_capacity']);
+    // Expired logins free their places.
+    time.advance(60_000);
+    await expect(c.startLogin({ clientAddress: '203.0.113.9' })).resolves.toBeDefined();
+  });
+
+  it("answers 503 store_unavailable (with the store's Retry-After) when the store fails, on start and callback, logged once per burst", async () => {
+    const lines = new LineLogger();
+    const broken = {
+      save: () => Promise.reject(Object.assign(new Error('connection refused'), { retryAfter: 2_000 })),
+      take: () => Promise.reject(new Error('connection refused')),
+    };
+    const c = clientOf(idp, { pendingStore: broken, timeProvider: time, logger: lines });
+    for (let i = 0; i < 3; i++) {
+      await expect(c.startLogin()).rejects.toMatchObject({ code: 'store_unavailable', status: 503, retryAfter: 2_000 });
+    }
+    const query = new URLSearchParams({ code: 'c', state: 's'.repeat(43), iss: idp.issuer });
+    await expect(c.completeLogin({ query, browserBinding: 'b'.repeat(43) })).rejects.toMatchObject({
+      code: 'store_unavailable',
+      status: 503,
+    });
+    expect(lines.lines.filter((l) => l.code === 'OAUTH_STORE_UNAVAILABLE')).toEqual([
+      expect.objectContaining({ level: 'error' }),
+    ]);
   });
 });

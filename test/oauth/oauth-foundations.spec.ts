@@ -105,7 +105,11 @@ describe('pending authorization stores', () => {
             store: new RedisPendingAuthorizationStore(client, { keyPrefix }),
             // Redis expires keys on its own clock: round trips until the 1 ms TTL has passed there.
             expire: async () => {
-              for (let i = 0; i < 1_000 && (await client.exists(`${keyPrefix}:oauth:pending:short`)) === 1; i++);
+              for (
+                let i = 0;
+                i < 1_000 && (await client.exists(`${keyPrefix}:oauth:{pending}:state:short`)) === 1;
+                i++
+              );
             },
           };
         },

@@ -18,7 +18,16 @@ export type TokenFault =
 
 /** Ways to spoil the ID token of a genuine token response (re-signed with the provider's own key, unless `alg-none`). */
 export type IdTokenTamper =
-  'alg-none' | 'wrong-aud' | 'wrong-iss' | 'expired' | 'no-nonce' | 'wrong-nonce' | 'bad-signature' | 'wrong-sub';
+  | 'alg-none'
+  | 'wrong-aud'
+  | 'wrong-iss'
+  | 'expired'
+  | 'no-nonce'
+  | 'wrong-nonce'
+  | 'bad-signature'
+  | 'wrong-sub'
+  /** Signed by another key that carries the provider key's `kid`. */
+  | 'other-key';
 
 /** The clients the provider knows, by authentication method. */
 export interface TestClients {
@@ -41,8 +50,10 @@ export class TestIdentityProvider {
   tokenRequests = 0;
   /** Token requests forwarded to the provider and not answered yet. */
   inFlight = 0;
-  /** Token requests the gateway holds without ever answering (`hang`). */
+  /** Token requests the gateway holds without ever answering (`hang`), until the client closes them. */
   hanging = 0;
+  /** For each held request the client closed: how long after it arrived, in ms (real time). */
+  readonly hungClosedAfter: number[] = [];
   readonly faults: TokenFault[] = [];
   /** Every secret that crossed the gateway: codes, verifiers, secrets, assertions, tokens, Authorization headers. */
   readonly secretsSeen = new Set<string>();
@@ -241,6 +252,11 @@ export class TestIdentityProvider {
     }
     if (fault === 'hang') {
       this.hanging++;
+      const arrived = performance.now();
+      req.socket.once('close', () => {
+        this.hanging--;
+        this.hungClosedAfter.push(performance.now() - arrived);
+      });
       return;
     }
     if (typeof fault === 'object' && 'status' in fault) {
@@ -308,9 +324,8 @@ export class TestIdentityProvider {
       const encode = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
       return `${encode({ alg: 'none', typ: 'JWT' })}.${encode(claims)}.`;
     }
-    const signed = await new SignJWT(claims)
-      .setProtectedHeader({ alg: 'RS256', kid: this.signingKey!.kid })
-      .sign(this.signingKey!.key);
+    const key = tamper === 'other-key' ? (await generateKeyPair('RS256')).privateKey : this.signingKey!.key;
+    const signed = await new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: this.signingKey!.kid }).sign(key);
     if (tamper !== 'bad-signature') return signed;
     const [header, payload] = signed.split('.');
     return `${header}.${payload}.${Buffer.alloc(256, 7).toString('base64url')}`;
