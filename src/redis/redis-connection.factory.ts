@@ -32,7 +32,10 @@ export interface RedisConnectionOptions {
   sentinelPassword?: string;
   /** The database (a single server or a Sentinel-managed primary). */
   db?: number;
-  /** Connect with TLS (cluster and Sentinel; a `url` says so with `rediss://`). */
+  /**
+   * Connect with TLS (cluster and Sentinel — the Sentinels as well as the data nodes; a `url` says so
+   * with `rediss://`).
+   */
   tls?: boolean;
   /** An ioredis `Redis` or `Cluster` client of yours; the library never closes it. */
   client?: Redis | Cluster;
@@ -166,6 +169,9 @@ export function openRedisConnection(options: RedisConnectionOptions): RedisConne
       sentinelPassword: options.sentinelPassword,
       db: options.db,
       tls: options.tls ? {} : undefined,
+      // TLS to the Sentinels themselves too: without it they are asked (and answer, the credentials
+      // included) in plain text.
+      sentinelTLS: options.tls ? {} : undefined,
       // TLS to the primary the Sentinels announce, when `tls` is set (ioredis applies it only then).
       enableTLSForSentinelMode: true,
       // Follow a promotion as soon as the Sentinels announce it.

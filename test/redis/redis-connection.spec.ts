@@ -281,6 +281,33 @@ describe('the connection the module opens from store.redis', () => {
     expect(second.warnings).toEqual([]);
   });
 
+  it('tls: true speaks TLS to the Sentinels themselves too', async () => {
+    // A "Sentinel" that only records what each connection sends first, then hangs up.
+    const firstChunks: Buffer[] = [];
+    const recorder = createServer((socket) =>
+      socket.once('data', (chunk: Buffer) => {
+        firstChunks.push(chunk);
+        socket.destroy();
+      }),
+    );
+    await new Promise<void>((resolve) => recorder.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise<void>((resolve) => recorder.close(() => resolve())));
+    const { app, warnings } = await start({
+      sentinels: [{ host: '127.0.0.1', port: (recorder.address() as AddressInfo).port }],
+      name: SENTINEL_GROUP,
+      sentinelPassword: 'sentinel-secret',
+      tls: true,
+      operationTimeout: FAR,
+      outageMode: 'allow',
+    });
+    expect(await eventually(() => firstChunks.length > 0)).toBe(true);
+    expect(firstChunks.every((chunk) => chunk[0] === 0x16)).toBe(true); // a TLS handshake, never RESP
+    expect(firstChunks.some((chunk) => chunk.toString('latin1').includes('sentinel-secret'))).toBe(false);
+    expect(warnings).toEqual([notReachable('sentinel')]);
+    const pipeline = app.get(ResiliencePipelineRegistry).getPipeline('api');
+    expect(await atOnce(() => pipeline.execute(() => 'ok'))).toBe('ok');
+  });
+
   it('tls: true makes the cluster connections speak TLS', async () => {
     const p = await proxy();
     await start({ cluster: [hostPort(p)], tls: true, operationTimeout: FAR, outageMode: 'allow' });
