@@ -10,7 +10,7 @@ import {
   type TimeProvider,
 } from '../core/index.js';
 import type { StoreOutageMode } from './redis-circuit-breaker-state.store.js';
-import { RedisAvailability, type StoreLogger } from './redis-availability.js';
+import { failFastOnRefusal, nodeOf, RedisAvailability, type StoreLogger } from './redis-availability.js';
 import { SLIDING_WINDOW_SCRIPT, TOKEN_BUCKET_SCRIPT } from './redis-rate-limiter.scripts.js';
 
 /** A limit every process shares through Redis. @publicApi */
@@ -77,17 +77,19 @@ export class RedisRateLimiter implements RateLimiter {
   acquire(context: ResilienceContext): RateLimitLease | Promise<RateLimitLease> {
     const partition = this.options.partitionKey?.(context) ?? '';
     const now = this.time.now();
-    if (this.availability.skip) return this.fallback(partition, context);
-    return withTimeout(this.call(partition, now), this.options.operationTimeout ?? DEFAULT_OPERATION_TIMEOUT).then(
+    const node = nodeOf(this.options.client, this.keyFor(partition));
+    if (this.availability.skip(node)) return this.fallback(partition, context, node);
+    const answer = failFastOnRefusal(this.options.client, node, this.call(partition, now));
+    return withTimeout(answer, this.options.operationTimeout ?? DEFAULT_OPERATION_TIMEOUT).then(
       ([allowed, retryAfter]) => {
-        this.availability.answered();
+        this.availability.answered(node);
         return Number(allowed) === 1
           ? this.admitted
           : { acquired: false, retryAfter: Number(retryAfter), release: () => undefined };
       },
       (error: unknown) => {
-        this.availability.failed(error);
-        return this.fallback(partition, context);
+        this.availability.failed(error, node);
+        return this.fallback(partition, context, node);
       },
     );
   }
@@ -129,13 +131,17 @@ export class RedisRateLimiter implements RateLimiter {
     );
   }
 
-  private fallback(partition: string, context: ResilienceContext): RateLimitLease | Promise<RateLimitLease> {
+  private fallback(
+    partition: string,
+    context: ResilienceContext,
+    node: string,
+  ): RateLimitLease | Promise<RateLimitLease> {
     const mode = this.options.outageMode; // the default is local
     if (mode === 'allow') return this.admitted;
     if (mode === 'reject') {
       return {
         acquired: false,
-        retryAfter: this.availability.retryAfter(this.time.now()),
+        retryAfter: this.availability.retryAfter(this.time.now(), node),
         release: () => undefined,
       };
     }
