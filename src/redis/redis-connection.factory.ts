@@ -176,6 +176,9 @@ export function openRedisConnection(options: RedisConnectionOptions): RedisConne
       enableTLSForSentinelMode: true,
       // Follow a promotion as soon as the Sentinels announce it.
       failoverDetector: true,
+      // A Sentinel that hangs (paused, partitioned) is left for the next one instead of holding the
+      // reconnection up for good.
+      sentinelCommandTimeout: 1_000,
       sentinelRetryStrategy: reconnect,
       retryStrategy: reconnect,
       lazyConnect: true,
@@ -192,6 +195,17 @@ export function openRedisConnection(options: RedisConnectionOptions): RedisConne
     });
   }
   client.on('error', () => undefined); // outages are reported once each by the stores
+  // ioredis ends a client for good when a reconnection attempt is aborted — a Sentinel client does when the
+  // Sentinels announce a new primary while it is reconnecting ("Connection is closed."). No connection
+  // opened here may end while the application runs: it starts over, as after any other disconnection.
+  let closing = false;
+  client.on('end', () => {
+    if (closing) return;
+    const timer = setTimeout(() => {
+      if (!closing && client.status === 'end') client.connect().catch(() => undefined);
+    }, reconnect(1));
+    timer.unref();
+  });
   return {
     client,
     topology,
@@ -208,6 +222,7 @@ export function openRedisConnection(options: RedisConnectionOptions): RedisConne
         client.connect().then(() => settle(undefined), settle);
       }),
     close: async (grace) => {
+      closing = true;
       // Stryker disable next-line ConditionalExpression: equivalent as "true" — without an offline queue a client that is not ready refuses quit() at once, and disconnect() follows either way
       if (client.status === 'ready') await withTimeout(client.quit(), grace).catch(() => undefined);
       client.disconnect(); // also stops reconnecting
