@@ -75,6 +75,9 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   acquire(context: ResilienceContext): RateLimitLease | Promise<RateLimitLease> {
+    // A caller cancelled already takes nothing (a spent permit of a shared limit never comes back early).
+    const signal = context.signal;
+    if (signal.aborted) return Promise.reject(signal.reason as Error);
     const partition = this.options.partitionKey?.(context) ?? '';
     const now = this.time.now();
     const node = nodeOf(this.options.client, this.keyFor(partition));

@@ -31,6 +31,33 @@ describe('distributed rate limiters on Redis', () => {
     await Promise.all(clients.map((c) => c.quit()));
   });
 
+  it('a caller cancelled already takes no permit of a shared limit', async () => {
+    const cancelled = new AbortController();
+    cancelled.abort(new Error('cancelled already'));
+    const time = new FakeTimeProvider(Date.now());
+    const keyPrefix = uniquePrefix('cancelled');
+    for (const limit of [
+      { kind: 'sliding-window', permitLimit: 2, window: 60_000 },
+      { kind: 'token-bucket', tokenLimit: 2, replenishmentPeriod: 60_000 },
+    ] as const) {
+      const limiter = new RedisRateLimiter({
+        client: clients[0],
+        keyPrefix,
+        name: limit.kind,
+        limit,
+        timeProvider: time,
+      });
+      const pipeline = new ResiliencePipelineBuilder({ timeProvider: time }).addRateLimiter({ limiter }).build();
+      for (let i = 0; i < 3; i++) {
+        await expect(
+          Promise.resolve(limiter.acquire(new ResilienceContext({ signal: cancelled.signal }))),
+        ).rejects.toThrow('cancelled already');
+        await expect(pipeline.execute(() => 'ran', { signal: cancelled.signal })).rejects.toThrow('cancelled already');
+      }
+      expect(await admitted([0, 1, 2].map(() => pipeline.execute(() => 'ran')))).toBe(2);
+    }
+  });
+
   it('a sliding window admits exactly permitLimit calls across every instance, and frees them a window later', async () => {
     const time = new FakeTimeProvider(Date.now());
     const keyPrefix = uniquePrefix('sliding');
