@@ -106,9 +106,17 @@ export class RedisRateLimiter implements RateLimiter {
     this.local.clear();
   }
 
-  /** The Redis key of a partition. */
+  /**
+   * The Redis key of a partition, `<keyPrefix>:rl2:{<name>}` or `<keyPrefix>:rl2:{<name>:<partition>}`
+   * with `%`, `:`, `{` and `}` percent-encoded in the name and the partition: no two limits or partitions
+   * share a key, and each partition is its own hash tag, so the partitions of a limit spread over the
+   * slots (and primaries) of a Redis Cluster.
+   */
   keyFor(partition: string): string {
-    return `${this.prefix}:rl:{${this.options.name}}${partition ? `:${partition}` : ''}`;
+    const tag = partition
+      ? `${escapeKeyPart(this.options.name)}:${escapeKeyPart(partition)}`
+      : escapeKeyPart(this.options.name);
+    return `${this.prefix}:rl2:{${tag}}`;
   }
 
   private call(partition: string, now: number): Promise<[number, number]> {
@@ -152,4 +160,9 @@ export class RedisRateLimiter implements RateLimiter {
     if (!limiter) this.local.set(partition, (limiter = createRateLimiter(this.options.limit, this.time)));
     return limiter.acquire(context);
   }
+}
+
+/** Percent-encodes what separates the parts of a limit key (`:`) or its hash tag (`{`, `}`), and `%`. */
+function escapeKeyPart(part: string): string {
+  return part.replace(/[%:{}]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }

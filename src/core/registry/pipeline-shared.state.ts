@@ -11,6 +11,15 @@ import type { StrategyConfigEnvironment, StrategyServiceKey } from '../resilienc
 import type { TimeProvider } from '../time/time.provider.js';
 import type { InspectedLimiter } from './registry.inspection.js';
 
+/**
+ * One part of a distributed limit's id, `:` and `%` percent-encoded: pipeline `rpc:inventory` and
+ * pipeline `rpc` with key `inventory` name two limits (`rpc%3Ainventory:rateLimiter`,
+ * `rpc:inventory:rateLimiter`).
+ */
+function escapeIdPart(part: string): string {
+  return part.replace(/[%:]/g, (c) => (c === '%' ? '%25' : '%3A'));
+}
+
 /** A limit section whose limiter a pipeline name shares. */
 export type SharedLimitSection = 'rateLimiter' | 'concurrencyLimiter';
 
@@ -51,7 +60,13 @@ export class PipelineSharedState {
     if (!shared) {
       // Validated: a distributed limit is refused at start-up where there is no distributedLimiter.
       const limiter = options.distributed
-        ? this.distributedLimiter!([name, instanceKey, section].filter((p) => p !== undefined).join(':'), options)
+        ? this.distributedLimiter!(
+            [name, instanceKey, section]
+              .filter((p) => p !== undefined)
+              .map(escapeIdPart)
+              .join(':'),
+            options,
+          )
         : limiterFromOptions(options, this.timeProvider);
       shared = { name, key: instanceKey, section, options, limiter };
       this.limiters.set(id, shared);
