@@ -240,6 +240,16 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
   }
 
   async importSnapshot(key: string, policy: CircuitPolicy, snapshot: CircuitSnapshot): Promise<void> {
+    await this.writeSnapshot(key, policy, snapshot, 'import');
+  }
+
+  /** `import` replaces the circuit; `writeBack` (after an outage) keeps an isolation made meanwhile. */
+  private async writeSnapshot(
+    key: string,
+    policy: CircuitPolicy,
+    snapshot: CircuitSnapshot,
+    op: 'import' | 'writeBack',
+  ): Promise<void> {
     this.closedUntil.delete(key);
     const m = snapshot.metrics;
     const payload =
@@ -252,7 +262,7 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
       key,
       policy,
       this.time.now(),
-      'import',
+      op,
       snapshot.state,
       snapshot.generation,
       snapshot.blockedUntil,
@@ -476,7 +486,7 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
         if (this.nodeOf(key) !== node) return Promise.resolve();
         const snapshot = this.local.exportSnapshot(key, policy);
         const opened = snapshot.state === 'open' || snapshot.state === 'isolated';
-        return opened ? this.importSnapshot(key, policy, snapshot) : Promise.resolve();
+        return opened ? this.writeSnapshot(key, policy, snapshot, 'writeBack') : Promise.resolve();
       }),
     );
   }
