@@ -1,5 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
-import { RedisAvailability, type StoreLogger } from './redis-availability.js';
+import { failFastOnRefusal, nodeOf, RedisAvailability, servesSlots, type StoreLogger } from './redis-availability.js';
 import { DEFAULT_OPERATION_TIMEOUT, withTimeout } from './redis.util.js';
 import {
   InMemoryCircuitBreakerStateStore,
@@ -104,8 +104,11 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
   private readonly closedUntil = new Map<string, { until: number; generation: number }>();
   private readonly availability: RedisAvailability;
   private readonly touchedLocally = new Map<string, CircuitPolicy>();
-  /** The write-back of local openings in progress after an outage, shared by every call meanwhile. */
-  private recovering?: Promise<void>;
+  /**
+   * The write-back of local openings in progress after an outage of a node, shared by every call to that
+   * node meanwhile.
+   */
+  private readonly recovering = new Map<string, Promise<void>>();
 
   constructor(private readonly options: RedisCircuitBreakerStateStoreOptions) {
     this.client = options.client;
@@ -133,7 +136,10 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
     }
   }
 
-  /** True while Redis is considered unreachable. */
+  /**
+   * True while Redis is considered unreachable — on a Redis Cluster, while any primary is (the circuits on
+   * the other primaries keep using Redis meanwhile).
+   */
   get isDegraded(): boolean {
     return this.availability.isDegraded;
   }
@@ -234,6 +240,16 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
   }
 
   async importSnapshot(key: string, policy: CircuitPolicy, snapshot: CircuitSnapshot): Promise<void> {
+    await this.writeSnapshot(key, policy, snapshot, 'import');
+  }
+
+  /** `import` replaces the circuit; `writeBack` (after an outage) keeps an isolation made meanwhile. */
+  private async writeSnapshot(
+    key: string,
+    policy: CircuitPolicy,
+    snapshot: CircuitSnapshot,
+    op: 'import' | 'writeBack',
+  ): Promise<void> {
     this.closedUntil.delete(key);
     const m = snapshot.metrics;
     const payload =
@@ -246,7 +262,7 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
       key,
       policy,
       this.time.now(),
-      'import',
+      op,
       snapshot.state,
       snapshot.generation,
       snapshot.blockedUntil,
@@ -262,16 +278,18 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
   async flush(): Promise<void> {
     const batches = this.pending.takeAll();
     if (batches.length === 0) return;
-    if (this.availability.skip) return; // Redis is away: these successes would only lower failure ratios late
-    const writtenBack = this.writeBackIfRecovering();
     const now = this.time.now();
     await Promise.all(
-      batches.map(({ key, policy, payload }) =>
-        afterWriteBack(this.send(key, policy, now, 'export', payload), writtenBack).then(
-          () => this.answered(),
-          (error: unknown) => this.failed(error),
-        ),
-      ),
+      batches.map(({ key, policy, payload }) => {
+        const node = this.nodeOf(key);
+        // Its node is away: these successes would only lower failure ratios late.
+        if (this.availability.skip(node)) return Promise.resolve();
+        const writtenBack = this.writeBackIfRecovering(node);
+        return afterWriteBack(this.send(key, policy, now, 'export', payload), writtenBack).then(
+          () => this.answered(node),
+          (error: unknown) => this.failed(error, node),
+        );
+      }),
     );
   }
 
@@ -302,12 +320,13 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
     fallback: () => R,
     ...args: (string | number)[]
   ): R | Promise<R> {
-    if (this.availability.skip) return fallback();
-    const writtenBack = this.writeBackIfRecovering();
+    const node = this.nodeOf(key);
+    if (this.availability.skip(node)) return fallback();
+    const writtenBack = this.writeBackIfRecovering(node);
     const pending = this.pending.take(key);
     return afterWriteBack(this.send(key, policy, now, op, pending, ...args), writtenBack).then(
       async (reply): Promise<R> => {
-        this.answered();
+        this.answered(node);
         const transition = toTransition(reply);
         if (transition?.to === 'open' && policy.breakDurationGenerator) {
           await this.applyGeneratedBreak(key, policy, reply, transition);
@@ -315,23 +334,42 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
         return parse(reply, transition);
       },
       (error: unknown) => {
-        this.failed(error);
+        this.failed(error, node);
         return fallback();
       },
     );
   }
 
-  private answered(): void {
-    this.availability.answered();
-    // Redis answers: the circuits kept here during an outage (if any) follow it again.
-    for (const key of this.touchedLocally.keys()) this.local.delete(key);
-    this.touchedLocally.clear();
+  /** The node (cluster primary) that serves a circuit; the whole Redis otherwise. */
+  private nodeOf(key: string): string {
+    return nodeOf(this.client, this.keyFor(key));
   }
 
-  private failed(error: unknown): void {
-    this.availability.failed(error);
-    // What was seen closed may no longer be: the cache is not trusted across a failure.
-    this.closedUntil.clear();
+  private answered(node: string): void {
+    if (!this.availability.isDegraded && this.touchedLocally.size === 0) return;
+    this.availability.answered(node);
+    // The node answers: the circuits kept here during its outage (if any) follow it again.
+    this.dropLocal(node);
+    // A primary replaced in a cluster failover serves no slot any more: its circuits live on its successor.
+    // (Its circuits kept here are written back to the successor by their next call.)
+    for (const down of [...this.availability.downNodes]) {
+      if (!servesSlots(this.client, down)) this.availability.answered(down);
+    }
+  }
+
+  private dropLocal(node: string): void {
+    for (const key of [...this.touchedLocally.keys()]) {
+      if (this.nodeOf(key) === node) {
+        this.local.delete(key);
+        this.touchedLocally.delete(key);
+      }
+    }
+  }
+
+  private failed(error: unknown, node: string): void {
+    this.availability.failed(error, node);
+    // What was seen closed may no longer be: the cache is not trusted across a failure of its node.
+    for (const key of [...this.closedUntil.keys()]) if (this.nodeOf(key) === node) this.closedUntil.delete(key);
   }
 
   /** The script opened with the fixed break; a generator's break replaces it (same generation only). */
@@ -367,7 +405,7 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
     return this.send(key, policy, now, op, this.pending.take(key), ...args);
   }
 
-  /** One script call, raced against the operation timeout. */
+  /** One script call, raced against the operation timeout (and a refusal of its cluster node). */
   private send(
     key: string,
     policy: CircuitPolicy,
@@ -402,7 +440,7 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
       groups,
       ...args,
     );
-    return withTimeout(command, this.operationTimeout);
+    return withTimeout(failFastOnRefusal(this.client, this.nodeOf(key), command), this.operationTimeout);
   }
 
   private localAcquire(key: string, policy: CircuitPolicy, now: number): CircuitAcquireResult {
@@ -413,7 +451,7 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
         return { state: 'closed', permit };
       }
       case 'reject':
-        return { state: 'open', retryAfter: this.availability.retryAfter(now) };
+        return { state: 'open', retryAfter: this.availability.retryAfter(now, this.nodeOf(key)) };
       case 'local': {
         this.touchedLocally.set(key, policy);
         const decision = this.local.acquire(key, policy, now);
@@ -431,19 +469,24 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
    * as Redis returns is not undone by the write-back. Calls made meanwhile share the write-back; it counts
    * as answered only with theirs, within the same time budget. Until then the local circuits are kept.
    */
-  private writeBackIfRecovering(): Promise<void> | undefined {
-    // Stryker disable next-line ConditionalExpression: equivalent — while Redis is not degraded nothing is kept here (the local circuits are dropped whenever it answers): the write-back would send nothing
-    if (!this.availability.isDegraded) return undefined;
-    this.recovering ??= this.writeBackOpenings().finally(() => (this.recovering = undefined));
-    return this.recovering;
+  private writeBackIfRecovering(node: string): Promise<void> | undefined {
+    // Nothing kept here (the local circuits are dropped whenever their node answers): nothing to send.
+    if (this.touchedLocally.size === 0) return undefined;
+    let recovering = this.recovering.get(node);
+    if (!recovering) {
+      recovering = this.writeBackOpenings(node).finally(() => this.recovering.delete(node));
+      this.recovering.set(node, recovering);
+    }
+    return recovering;
   }
 
-  private async writeBackOpenings(): Promise<void> {
+  private async writeBackOpenings(node: string): Promise<void> {
     await Promise.all(
       [...this.touchedLocally].map(([key, policy]) => {
+        if (this.nodeOf(key) !== node) return Promise.resolve();
         const snapshot = this.local.exportSnapshot(key, policy);
         const opened = snapshot.state === 'open' || snapshot.state === 'isolated';
-        return opened ? this.importSnapshot(key, policy, snapshot) : Promise.resolve();
+        return opened ? this.writeSnapshot(key, policy, snapshot, 'writeBack') : Promise.resolve();
       }),
     );
   }

@@ -257,7 +257,9 @@ elseif op == 'close' then
   close('manual-close')
 elseif op == 'export' then
   health()
-elseif op == 'import' then
+elseif op == 'writeBack' and state == 'isolated' then
+  -- a write-back after an outage never undoes an isolation made meanwhile (through another instance)
+elseif op == 'import' or op == 'writeBack' then
   -- ARGV[16..]: state, generation, blockedUntil, lastBreakDuration, halfOpenSince, halfOpenAttempts,
   -- lastTransitionAt, metric payload (consecutive count, buckets, or ring as "0101…")
   resetMetrics()

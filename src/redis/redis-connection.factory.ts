@@ -32,7 +32,10 @@ export interface RedisConnectionOptions {
   sentinelPassword?: string;
   /** The database (a single server or a Sentinel-managed primary). */
   db?: number;
-  /** Connect with TLS (cluster and Sentinel; a `url` says so with `rediss://`). */
+  /**
+   * Connect with TLS (cluster and Sentinel — the Sentinels as well as the data nodes; a `url` says so
+   * with `rediss://`).
+   */
   tls?: boolean;
   /** An ioredis `Redis` or `Cluster` client of yours; the library never closes it. */
   client?: Redis | Cluster;
@@ -166,10 +169,16 @@ export function openRedisConnection(options: RedisConnectionOptions): RedisConne
       sentinelPassword: options.sentinelPassword,
       db: options.db,
       tls: options.tls ? {} : undefined,
+      // TLS to the Sentinels themselves too: without it they are asked (and answer, the credentials
+      // included) in plain text.
+      sentinelTLS: options.tls ? {} : undefined,
       // TLS to the primary the Sentinels announce, when `tls` is set (ioredis applies it only then).
       enableTLSForSentinelMode: true,
       // Follow a promotion as soon as the Sentinels announce it.
       failoverDetector: true,
+      // A Sentinel that hangs (paused, partitioned) is left for the next one instead of holding the
+      // reconnection up for good.
+      sentinelCommandTimeout: 1_000,
       sentinelRetryStrategy: reconnect,
       retryStrategy: reconnect,
       lazyConnect: true,
@@ -186,6 +195,17 @@ export function openRedisConnection(options: RedisConnectionOptions): RedisConne
     });
   }
   client.on('error', () => undefined); // outages are reported once each by the stores
+  // ioredis ends a client for good when a reconnection attempt is aborted — a Sentinel client does when the
+  // Sentinels announce a new primary while it is reconnecting ("Connection is closed."). No connection
+  // opened here may end while the application runs: it starts over, as after any other disconnection.
+  let closing = false;
+  client.on('end', () => {
+    if (closing) return;
+    const timer = setTimeout(() => {
+      if (!closing && client.status === 'end') client.connect().catch(() => undefined);
+    }, reconnect(1));
+    timer.unref();
+  });
   return {
     client,
     topology,
@@ -202,6 +222,7 @@ export function openRedisConnection(options: RedisConnectionOptions): RedisConne
         client.connect().then(() => settle(undefined), settle);
       }),
     close: async (grace) => {
+      closing = true;
       // Stryker disable next-line ConditionalExpression: equivalent as "true" — without an offline queue a client that is not ready refuses quit() at once, and disconnect() follows either way
       if (client.status === 'ready') await withTimeout(client.quit(), grace).catch(() => undefined);
       client.disconnect(); // also stops reconnecting

@@ -10,7 +10,7 @@ import {
   type TimeProvider,
 } from '../core/index.js';
 import type { StoreOutageMode } from './redis-circuit-breaker-state.store.js';
-import { RedisAvailability, type StoreLogger } from './redis-availability.js';
+import { failFastOnRefusal, nodeOf, RedisAvailability, type StoreLogger } from './redis-availability.js';
 import { SLIDING_WINDOW_SCRIPT, TOKEN_BUCKET_SCRIPT } from './redis-rate-limiter.scripts.js';
 
 /** A limit every process shares through Redis. @publicApi */
@@ -75,19 +75,24 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   acquire(context: ResilienceContext): RateLimitLease | Promise<RateLimitLease> {
+    // A caller cancelled already takes nothing (a spent permit of a shared limit never comes back early).
+    const signal = context.signal;
+    if (signal.aborted) return Promise.reject(signal.reason as Error);
     const partition = this.options.partitionKey?.(context) ?? '';
     const now = this.time.now();
-    if (this.availability.skip) return this.fallback(partition, context);
-    return withTimeout(this.call(partition, now), this.options.operationTimeout ?? DEFAULT_OPERATION_TIMEOUT).then(
+    const node = nodeOf(this.options.client, this.keyFor(partition));
+    if (this.availability.skip(node)) return this.fallback(partition, context, node);
+    const answer = failFastOnRefusal(this.options.client, node, this.call(partition, now));
+    return withTimeout(answer, this.options.operationTimeout ?? DEFAULT_OPERATION_TIMEOUT).then(
       ([allowed, retryAfter]) => {
-        this.availability.answered();
+        this.availability.answered(node);
         return Number(allowed) === 1
           ? this.admitted
           : { acquired: false, retryAfter: Number(retryAfter), release: () => undefined };
       },
       (error: unknown) => {
-        this.availability.failed(error);
-        return this.fallback(partition, context);
+        this.availability.failed(error, node);
+        return this.fallback(partition, context, node);
       },
     );
   }
@@ -101,9 +106,17 @@ export class RedisRateLimiter implements RateLimiter {
     this.local.clear();
   }
 
-  /** The Redis key of a partition. */
+  /**
+   * The Redis key of a partition, `<keyPrefix>:rl2:{<name>}` or `<keyPrefix>:rl2:{<name>:<partition>}`
+   * with `%`, `:`, `{` and `}` percent-encoded in the name and the partition: no two limits or partitions
+   * share a key, and each partition is its own hash tag, so the partitions of a limit spread over the
+   * slots (and primaries) of a Redis Cluster.
+   */
   keyFor(partition: string): string {
-    return `${this.prefix}:rl:{${this.options.name}}${partition ? `:${partition}` : ''}`;
+    const tag = partition
+      ? `${escapeKeyPart(this.options.name)}:${escapeKeyPart(partition)}`
+      : escapeKeyPart(this.options.name);
+    return `${this.prefix}:rl2:{${tag}}`;
   }
 
   private call(partition: string, now: number): Promise<[number, number]> {
@@ -129,13 +142,17 @@ export class RedisRateLimiter implements RateLimiter {
     );
   }
 
-  private fallback(partition: string, context: ResilienceContext): RateLimitLease | Promise<RateLimitLease> {
+  private fallback(
+    partition: string,
+    context: ResilienceContext,
+    node: string,
+  ): RateLimitLease | Promise<RateLimitLease> {
     const mode = this.options.outageMode; // the default is local
     if (mode === 'allow') return this.admitted;
     if (mode === 'reject') {
       return {
         acquired: false,
-        retryAfter: this.availability.retryAfter(this.time.now()),
+        retryAfter: this.availability.retryAfter(this.time.now(), node),
         release: () => undefined,
       };
     }
@@ -143,4 +160,9 @@ export class RedisRateLimiter implements RateLimiter {
     if (!limiter) this.local.set(partition, (limiter = createRateLimiter(this.options.limit, this.time)));
     return limiter.acquire(context);
   }
+}
+
+/** Percent-encodes what separates the parts of a limit key (`:`) or its hash tag (`{`, `}`), and `%`. */
+function escapeKeyPart(part: string): string {
+  return part.replace(/[%:{}]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }

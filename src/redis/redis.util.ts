@@ -23,3 +23,32 @@ export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
 export function describeError(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
+
+/** CRC16 (XModem) lookup table, as Redis Cluster uses for key slots. */
+const CRC16_TABLE = (() => {
+  const table = new Uint16Array(256);
+  for (let i = 0; i < 256; i++) {
+    let crc = i << 8;
+    for (let bit = 0; bit < 8; bit++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
+    table[i] = crc;
+  }
+  return table;
+})();
+
+/**
+ * The Redis Cluster slot of a key (0…16383): the CRC16 of its hash tag — what is between the first `{`
+ * and the next `}`, when that is not empty — or of the whole key.
+ *
+ * @internal
+ */
+export function keySlot(key: string): number {
+  let bytes = Buffer.from(key, 'utf8');
+  const open = bytes.indexOf(0x7b); // {
+  if (open >= 0) {
+    const close = bytes.indexOf(0x7d, open + 1); // }
+    if (close > open + 1) bytes = bytes.subarray(open + 1, close);
+  }
+  let crc = 0;
+  for (const byte of bytes) crc = ((crc << 8) & 0xffff) ^ CRC16_TABLE[((crc >> 8) ^ byte) & 0xff];
+  return crc % 16_384;
+}

@@ -9,12 +9,17 @@ import {
   BrokenCircuitError,
   RateLimit,
   RateLimiterRejectedError,
+  ResilienceContext,
   ResilienceModule,
   type ResilienceEvent,
 } from '../../src/index.js';
 import { CIRCUIT_BREAKER_STATE_STORE } from '../../src/nest/index.js';
 import { OAuthClientService, OAuthModule } from '../../src/nest/oauth/index.js';
-import { RedisCircuitBreakerStateStore, RedisPendingAuthorizationStore } from '../../src/redis/index.js';
+import {
+  RedisCircuitBreakerStateStore,
+  RedisPendingAuthorizationStore,
+  RedisRateLimiter,
+} from '../../src/redis/index.js';
 import type { PendingAuthorizationStore } from '../../src/oauth/index.js';
 import { FakeTimeProvider } from '../../src/testing/index.js';
 import { commandArb, configArb, runScenario } from '../contracts/circuit-breaker.contract.js';
@@ -83,6 +88,31 @@ describe('the Redis store on a Redis Cluster', () => {
     const { permit } = await store.acquire('orders', policy, Date.now());
     await store.record('orders', policy, permit!, 'failure', Date.now());
     expect(await cluster.keys(`${ordersPrefix}:cb:*`)).toEqual([`${ordersPrefix}:cb:{orders}`]);
+  });
+
+  it('spreads the partitions of one limit over the slots and primaries (prints keys per primary)', async () => {
+    const client = await readyCluster(clusterClient());
+    const keyPrefix = uniquePrefix('spread');
+    const limiter = new RedisRateLimiter({
+      client,
+      keyPrefix,
+      name: 'api:rateLimiter',
+      limit: { kind: 'sliding-window', permitLimit: 5, window: 60_000 },
+      partitionKey: (context) => context.operationKey!,
+      operationTimeout: 2_000,
+    });
+    const tenants = Array.from({ length: 60 }, (_, i) => `tenant-${i}`);
+    for (const tenant of tenants) {
+      expect((await limiter.acquire(new ResilienceContext({ operationKey: tenant }))).acquired).toBe(true);
+    }
+    const perNode = await Promise.all(cluster.nodes.map((node) => cluster.keys(`${keyPrefix}:rl2:*`, node)));
+    const slots = new Set(await Promise.all(perNode.flat().map(async (key) => (await cluster.ownerOf(key)).slot)));
+    console.log(
+      `60 partitions of one limit: keys per primary ${perNode.map((keys) => keys.length).join(' / ')}, ${slots.size} distinct slots`,
+    );
+    expect(perNode.flat()).toHaveLength(60);
+    expect(perNode.every((keys) => keys.length > 0)).toBe(true);
+    expect(slots.size).toBeGreaterThan(50);
   });
 
   it('shares distributed rate limits and pending logins through the module connection to the cluster', async () => {

@@ -133,9 +133,9 @@ describe('the connection the module opens from store.redis', () => {
       expect(await limited.execute(() => 'ok')).toBe('ok');
       await expect(limited.execute(() => 'ok')).rejects.toMatchObject({ name: 'RateLimiterRejectedError' });
     }
-    expect((await inspector.keys(`${keyPrefix}:rl:*`)).sort()).toEqual([
-      `${keyPrefix}:rl:{bucket:rateLimiter}`,
-      `${keyPrefix}:rl:{window:rateLimiter}`,
+    expect((await inspector.keys(`${keyPrefix}:rl2:*`)).sort()).toEqual([
+      `${keyPrefix}:rl2:{bucket%3ArateLimiter}`,
+      `${keyPrefix}:rl2:{window%3ArateLimiter}`,
     ]);
     expect(warnings).toEqual([]);
 
@@ -239,32 +239,9 @@ describe('the connection the module opens from store.redis', () => {
     expect(await atOnce(() => pipeline.execute(() => 'ok'))).toBe('ok');
   });
 
-  it('tls: true speaks TLS to the primary the Sentinels announce; without it, plain RESP', async () => {
-    // A primary that only records what each connection sends first, then hangs up.
-    const firstChunks: Buffer[] = [];
-    const recorder = createServer((socket) =>
-      socket.once('data', (chunk: Buffer) => {
-        firstChunks.push(chunk);
-        socket.destroy();
-      }),
-    );
-    await new Promise<void>((resolve) => recorder.listen(0, '127.0.0.1', resolve));
-    cleanups.push(() => new Promise<void>((resolve) => recorder.close(() => resolve())));
-    const sentinel = await new TestSentinel({
-      host: '127.0.0.1',
-      port: (recorder.address() as AddressInfo).port,
-    }).start();
-    cleanups.push(() => sentinel.stop());
-    const { app } = await start({
-      sentinels: [sentinel.address],
-      name: SENTINEL_GROUP,
-      tls: true,
-      operationTimeout: FAR,
-      outageMode: 'allow',
-    });
-    expect(await eventually(() => firstChunks.some((chunk) => chunk[0] === 0x16))).toBe(true); // a TLS handshake
-    await app.close();
-
+  it('without tls, plain RESP to the primary the Sentinels announce', async () => {
+    // (With tls the Sentinels are asked over TLS as well: the next test. The test's Sentinels speak
+    // plain text only, so the TLS connection to the announced primary is not exercised here.)
     // Without tls, through a proxy to the test's redis-server: the same Sentinel setup, plain RESP.
     const p = await proxy();
     const plain = await new TestSentinel(hostPort(p)).start();
@@ -279,6 +256,33 @@ describe('the connection the module opens from store.redis', () => {
     await ready(inspector);
     expect(await circuitStates(inspector, keyPrefix)).toEqual(['open']);
     expect(second.warnings).toEqual([]);
+  });
+
+  it('tls: true speaks TLS to the Sentinels themselves too', async () => {
+    // A "Sentinel" that only records what each connection sends first, then hangs up.
+    const firstChunks: Buffer[] = [];
+    const recorder = createServer((socket) =>
+      socket.once('data', (chunk: Buffer) => {
+        firstChunks.push(chunk);
+        socket.destroy();
+      }),
+    );
+    await new Promise<void>((resolve) => recorder.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise<void>((resolve) => recorder.close(() => resolve())));
+    const { app, warnings } = await start({
+      sentinels: [{ host: '127.0.0.1', port: (recorder.address() as AddressInfo).port }],
+      name: SENTINEL_GROUP,
+      sentinelPassword: 'sentinel-secret',
+      tls: true,
+      operationTimeout: FAR,
+      outageMode: 'allow',
+    });
+    expect(await eventually(() => firstChunks.length > 0)).toBe(true);
+    expect(firstChunks.every((chunk) => chunk[0] === 0x16)).toBe(true); // a TLS handshake, never RESP
+    expect(firstChunks.some((chunk) => chunk.toString('latin1').includes('sentinel-secret'))).toBe(false);
+    expect(warnings).toEqual([notReachable('sentinel')]);
+    const pipeline = app.get(ResiliencePipelineRegistry).getPipeline('api');
+    expect(await atOnce(() => pipeline.execute(() => 'ok'))).toBe('ok');
   });
 
   it('tls: true makes the cluster connections speak TLS', async () => {

@@ -186,6 +186,32 @@ describe('Redis circuit store under network faults (TCP proxy)', () => {
     expect(h.warnings).toHaveLength(1);
   });
 
+  it('the write-back after an outage keeps an isolation made through another instance meanwhile', async () => {
+    const h = await harness('writeback-isolated');
+    const policy = toCircuitPolicy({ kind: 'consecutive', failureThreshold: 2, breakDuration: 60_000 });
+    const client = redisClient();
+    cleanups.push(() => Promise.resolve(client.disconnect()));
+    await ready(client);
+    // A generous budget: the isolation must reach Redis however loaded the machine is.
+    const other = new RedisCircuitBreakerStateStore({
+      client,
+      keyPrefix: h.keyPrefix,
+      operationTimeout: 5_000,
+      logger: { warn: () => undefined },
+    });
+    await h.pipeline.execute(ok);
+    h.proxy.blackhole();
+    await expect(h.pipeline.execute(fail)).rejects.toBe(down);
+    await expect(h.pipeline.execute(fail)).rejects.toBe(down); // opened here, locally
+    await other.isolate(h.circuitKey, policy, Date.now()); // isolated by an operator, through another instance
+    expect(other.isDegraded).toBe(false);
+    h.proxy.heal();
+    await pause(RETRY_INTERVAL + 20);
+    await expect(h.pipeline.execute(ok)).rejects.toBeInstanceOf(BrokenCircuitError); // the write-back goes first
+    expect(h.store.isDegraded).toBe(false);
+    expect((await other.exportSnapshot(h.circuitKey, policy)).state).toBe('isolated');
+  });
+
   it('recovery re-syncs: a circuit opened locally during the outage is written back to Redis', async () => {
     const h = await harness('resync');
     const other = await directView(h);
@@ -357,7 +383,7 @@ describe('Redis circuit store under network faults (TCP proxy)', () => {
     expect(sent).toEqual([]);
     expect(h.store.isDegraded).toBe(true);
     await expect(h.pipeline.execute(ok)).rejects.toBeInstanceOf(BrokenCircuitError);
-    expect(sent).toEqual(['import', 'acquire']); // the next call writes it back
+    expect(sent).toEqual(['writeBack', 'acquire']); // the next call writes it back
   });
 
   it('flush() during an outage drops the waiting successes at once instead of waiting for Redis', async () => {

@@ -90,7 +90,7 @@ describe('the stores the module builds on store.redis', () => {
     const limited = pipelineOf(app, 'limited');
     expect(await outcome(limited.execute(() => 'ok'))).toBe('ran');
     expect(await outcome(limited.execute(() => 'ok'))).toBe('limited');
-    expect(await (await inspector()).keys(`${keyPrefix}:rl:*`)).toEqual([`${keyPrefix}:rl:{limited:rateLimiter}`]);
+    expect(await (await inspector()).keys(`${keyPrefix}:rl2:*`)).toEqual([`${keyPrefix}:rl2:{limited%3ArateLimiter}`]);
     time.advance(1_000); // the window has passed on the module clock
     expect(await outcome(limited.execute(() => 'ok'))).toBe('ran');
   });
@@ -190,9 +190,9 @@ describe('the stores the module builds on store.redis', () => {
     const perUser = pipelineOf(app, 'perUser');
     const as = (user: string) => outcome(perUser.execute(() => 'ok', { operationKey: user }));
     expect([await as('ann'), await as('bob'), await as('ann')]).toEqual(['ran', 'ran', 'limited']);
-    expect((await (await inspector()).keys(`${keyPrefix}:rl:*`)).sort()).toEqual([
-      `${keyPrefix}:rl:{perUser:rateLimiter}:ann`,
-      `${keyPrefix}:rl:{perUser:rateLimiter}:bob`,
+    expect((await (await inspector()).keys(`${keyPrefix}:rl2:*`)).sort()).toEqual([
+      `${keyPrefix}:rl2:{perUser%3ArateLimiter:ann}`,
+      `${keyPrefix}:rl2:{perUser%3ArateLimiter:bob}`,
     ]);
   });
 

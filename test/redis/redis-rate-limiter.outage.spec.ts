@@ -68,12 +68,12 @@ describe('distributed rate limiter: keys and answers', () => {
     await partitioned.acquire(as('ann'));
     await new RedisRateLimiter({ client: c, name, keyPrefix, limit }).acquire(as());
     expect((await c.keys(`${keyPrefix}:*`)).sort()).toEqual([
-      `${keyPrefix}:rl:{${name}}`,
-      `${keyPrefix}:rl:{${name}}:ann`,
+      `${keyPrefix}:rl2:{${name}:ann}`,
+      `${keyPrefix}:rl2:{${name}}`,
     ]);
     await new RedisRateLimiter({ client: c, name, limit }).acquire(as());
-    expect(await c.exists(`nest-resilience:rl:{${name}}`)).toBe(1);
-    await c.del(`nest-resilience:rl:{${name}}`);
+    expect(await c.exists(`nest-resilience:rl2:{${name}}`)).toBe(1);
+    await c.del(`nest-resilience:rl2:{${name}}`);
   });
 
   it('a sliding window counts every call of one instance, also within one millisecond, and says when the oldest leaves', async () => {

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
 import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import type { Redis } from 'ioredis';
@@ -9,6 +10,7 @@ import {
   ResilienceContext,
   ResilienceModule,
   ResiliencePipelineBuilder,
+  ResiliencePipelineRegistry,
 } from '../../src/index.js';
 import { RedisRateLimiter } from '../../src/redis/index.js';
 import { FakeTimeProvider } from '../../src/testing/index.js';
@@ -31,6 +33,83 @@ describe('distributed rate limiters on Redis', () => {
     await Promise.all(clients.map((c) => c.quit()));
   });
 
+  it('no two limits or partitions share a key, whatever their names hold (property)', () => {
+    const client = { defineCommand: () => undefined } as unknown as Redis;
+    const text = fc.string({ unit: fc.constantFrom('a', ':', '{', '}', '%', '3', 'A'), maxLength: 6 });
+    fc.assert(
+      fc.property(fc.tuple(text, text), fc.tuple(text, text), ([n1, p1], [n2, p2]) => {
+        fc.pre(n1 !== n2 || p1 !== p2);
+        const key = (name: string, partition: string) =>
+          new RedisRateLimiter({ client, name, limit: { kind: 'sliding-window', permitLimit: 1, window: 1 } }).keyFor(
+            partition,
+          );
+        expect(key(n1, p1)).not.toBe(key(n2, p2));
+        // One hash tag, the whole of name and partition: each partition is hashed on its own.
+        expect(key(n1, p1)).toMatch(/^nest-resilience:rl2:\{[^{}]*\}$/);
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
+  it('pipeline "rpc:inventory" and pipeline "rpc" with key "inventory" have limits of their own', async () => {
+    @Injectable()
+    class Unused {}
+    const keyPrefix = uniquePrefix('collide');
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        ResilienceModule.forRoot({
+          store: { redis: { client: clients[0], keyPrefix, operationTimeout: 2_000 } },
+          pipelines: {
+            'rpc:inventory': {
+              rateLimiter: { kind: 'sliding-window', permitLimit: 1, window: 60_000, distributed: true },
+            },
+            rpc: { rateLimiter: { kind: 'sliding-window', permitLimit: 1, window: 60_000, distributed: true } },
+          },
+        }),
+      ],
+      providers: [Unused],
+    }).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    await app.init();
+    try {
+      const registry = app.get(ResiliencePipelineRegistry);
+      const composite = registry.getPipeline('rpc:inventory');
+      const keyed = registry.getPipeline('rpc', 'inventory');
+      expect(await admitted([composite.execute(() => 'ran')])).toBe(1);
+      expect(await admitted([keyed.execute(() => 'ran')])).toBe(1); // its own permit, not the one taken above
+      expect(await admitted([composite.execute(() => 'ran'), keyed.execute(() => 'ran')])).toBe(0);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('a caller cancelled already takes no permit of a shared limit', async () => {
+    const cancelled = new AbortController();
+    cancelled.abort(new Error('cancelled already'));
+    const time = new FakeTimeProvider(Date.now());
+    const keyPrefix = uniquePrefix('cancelled');
+    for (const limit of [
+      { kind: 'sliding-window', permitLimit: 2, window: 60_000 },
+      { kind: 'token-bucket', tokenLimit: 2, replenishmentPeriod: 60_000 },
+    ] as const) {
+      const limiter = new RedisRateLimiter({
+        client: clients[0],
+        keyPrefix,
+        name: limit.kind,
+        limit,
+        timeProvider: time,
+      });
+      const pipeline = new ResiliencePipelineBuilder({ timeProvider: time }).addRateLimiter({ limiter }).build();
+      for (let i = 0; i < 3; i++) {
+        await expect(
+          Promise.resolve(limiter.acquire(new ResilienceContext({ signal: cancelled.signal }))),
+        ).rejects.toThrow('cancelled already');
+        await expect(pipeline.execute(() => 'ran', { signal: cancelled.signal })).rejects.toThrow('cancelled already');
+      }
+      expect(await admitted([0, 1, 2].map(() => pipeline.execute(() => 'ran')))).toBe(2);
+    }
+  });
+
   it('a sliding window admits exactly permitLimit calls across every instance, and frees them a window later', async () => {
     const time = new FakeTimeProvider(Date.now());
     const keyPrefix = uniquePrefix('sliding');
@@ -50,7 +129,7 @@ describe('distributed rate limiters on Redis', () => {
     );
     const burst = () => Array.from({ length: 30 }, (_, i) => pipelines[i % 3].execute(() => 'ok'));
     expect(await admitted(burst())).toBe(10);
-    const key = `${keyPrefix}:rl:{api}`;
+    const key = `${keyPrefix}:rl2:{api}`;
     const ttl = await clients[0].pttl(key);
     expect(ttl).toBeGreaterThan(0); // nothing is left without an expiry
     expect(ttl).toBeLessThanOrEqual(1_000);
@@ -83,7 +162,7 @@ describe('distributed rate limiters on Redis', () => {
     expect(first.find((l) => !l.acquired)?.retryAfter).toBe(500);
     time.advance(500);
     expect((await take()).filter((l) => l.acquired)).toHaveLength(2);
-    expect(await clients[0].pttl(`${keyPrefix}:rl:{api}`)).toBeGreaterThan(0);
+    expect(await clients[0].pttl(`${keyPrefix}:rl2:{api}`)).toBeGreaterThan(0);
   });
 
   it('partitions by a key from the context', async () => {

@@ -63,6 +63,7 @@ export class RateLimiterStrategy<T> implements ResilienceStrategy<T> {
     next: StrategyNext<T>,
     context: ResilienceContext,
   ): Promise<T> {
+    if (context._scope.aborted) return Promise.reject(context._scope.reason); // a caller cancelled already
     if (limiter.tryTake()) return this.holding(next, context);
     if (!limiter.hasQueueRoom()) return this.reject(undefined, context);
     const promise = new Promise<T>(captureSettlers);

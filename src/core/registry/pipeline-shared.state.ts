@@ -16,6 +16,15 @@ import type { TimeProvider } from '../time/time.provider.js';
 import type { InspectedLimiter } from './registry.inspection.js';
 
 /**
+ * One part of a distributed limit's id, `:` and `%` percent-encoded: pipeline `rpc:inventory` and
+ * pipeline `rpc` with key `inventory` name two limits (`rpc%3Ainventory:rateLimiter`,
+ * `rpc:inventory:rateLimiter`).
+ */
+function escapeIdPart(part: string): string {
+  return part.replace(/[%:]/g, (c) => (c === '%' ? '%25' : '%3A'));
+}
+
+/**
  * The state a registry's pipelines share across instances, reloads and decorated methods: the circuit
  * store, one manual circuit control per pipeline name, one limiter per pipeline name, key and limit
  * section. Hands it to strategies built from configuration as services.
@@ -52,7 +61,13 @@ export class PipelineSharedState {
     if (!shared) {
       // Validated: a distributed limit is refused at start-up where there is no distributedLimiter.
       const limiter = options.distributed
-        ? this.distributedLimiter!([name, instanceKey, section].filter((p) => p !== undefined).join(':'), options)
+        ? this.distributedLimiter!(
+            [name, instanceKey, section]
+              .filter((p) => p !== undefined)
+              .map(escapeIdPart)
+              .join(':'),
+            options,
+          )
         : limiterFromOptions(options, this.timeProvider);
       shared = { name, key: instanceKey, section, options, limiter };
       this.limiters.set(id, shared);

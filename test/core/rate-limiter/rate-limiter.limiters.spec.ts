@@ -1,4 +1,5 @@
 import { describe, expect, it, jest } from '@jest/globals';
+import fc from 'fast-check';
 import { getEventListeners } from 'node:events';
 import {
   ChainedRateLimiter,
@@ -175,6 +176,57 @@ describe('ConcurrencyLimiter', () => {
     await flush();
     expect(late.value).toBe('cancelled:cancelled already');
     expect([window.queuedCount, time.pendingTimerCount]).toEqual([0, 0]);
+  });
+
+  it('a caller cancelled already takes no free permit, on every limiter and through a pipeline (property)', async () => {
+    const cancelled = new AbortController();
+    cancelled.abort(new Error('cancelled already'));
+    const kinds = ['token-bucket', 'fixed-window', 'sliding-window', 'concurrency'] as const;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...kinds),
+        fc.integer({ min: 1, max: 5 }),
+        fc.array(fc.boolean(), { minLength: 1, maxLength: 15 }),
+        fc.boolean(),
+        async (kind, permitLimit, callers, viaPipeline) => {
+          const time = new FakeTimeProvider();
+          const limiter: RateLimiter =
+            kind === 'token-bucket'
+              ? new TokenBucketRateLimiter({ tokenLimit: permitLimit, replenishmentPeriod: 60_000 }, time)
+              : kind === 'fixed-window'
+                ? new FixedWindowRateLimiter({ permitLimit, window: 60_000 }, time)
+                : kind === 'sliding-window'
+                  ? new SlidingWindowRateLimiter({ permitLimit, window: 60_000, segmentsPerWindow: 2 }, time)
+                  : new ConcurrencyLimiter({ permitLimit });
+          const pipeline = new ResiliencePipelineBuilder({ timeProvider: time }).addRateLimiter({ limiter }).build();
+          // Each caller is cancelled already (true) or not; none gives a permit back, but a pipeline's call
+          // that ran gives its concurrency permit back when it ends.
+          const givesBack = kind === 'concurrency' && viaPipeline;
+          let admitted = 0;
+          for (const isCancelled of callers) {
+            const options = isCancelled ? { signal: cancelled.signal } : {};
+            const outcome = viaPipeline
+              ? await pipeline
+                  .execute(() => 'ran', options)
+                  .then(
+                    (value) => value,
+                    (e: Error) => (e instanceof RateLimiterRejectedError ? 'rejected' : e.message),
+                  )
+              : await Promise.resolve(limiter.acquire(new ResilienceContext(options))).then(
+                  (lease) => (lease.acquired ? 'ran' : 'rejected'),
+                  (e: Error) => e.message,
+                );
+            if (isCancelled) expect(outcome).toBe('cancelled already');
+            else expect(outcome).toBe(givesBack || admitted < permitLimit ? 'ran' : 'rejected');
+            if (outcome === 'ran') admitted++;
+          }
+          if (kind === 'concurrency' && !viaPipeline) {
+            expect((limiter as ConcurrencyLimiter).availablePermits).toBe(permitLimit - admitted);
+          }
+        },
+      ),
+      { numRuns: 200 },
+    );
   });
 
   it('queues a caller whose context cannot be cancelled without giving it a signal or a listener', () => {

@@ -58,6 +58,7 @@ export class ConcurrencyLimiter implements RateLimiter {
 
   /** A permit at once when fewer than `permitLimit` calls run; otherwise a place in the queue, or a rejection when it is full. */
   acquire(context: ResilienceContext): RateLimitLease | Promise<RateLimitLease> {
+    if (context._scope.aborted) return Promise.reject(context._scope.reason); // a caller cancelled already
     if (this.tryTake()) return new ConcurrencyLease(this);
     if (!this.hasQueueRoom()) return rejectedLease();
     return new Promise<RateLimitLease>((resolve, reject) =>

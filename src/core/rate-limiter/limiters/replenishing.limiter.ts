@@ -27,6 +27,8 @@ export abstract class ReplenishingLimiter implements RateLimiter {
 
   /** A permit when the limit allows one now; otherwise a place in the queue until it does, or a rejection with the estimated wait. */
   acquire(context: ResilienceContext): RateLimitLease | Promise<RateLimitLease> {
+    // A caller cancelled already takes nothing: a spent time-based permit never comes back early.
+    if (context._scope.aborted) return Promise.reject(context._scope.reason);
     const now = this.time.now();
     this.replenish(now);
     if (this.queue.length === 0 && this.tryTake()) return TIME_BASED_LEASE;
