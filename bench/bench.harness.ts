@@ -14,6 +14,8 @@ export interface BenchCase {
   readonly setup: () => BenchRun | Promise<BenchRun>;
   /** Cases with the same key measure the same code: measured once per sweep, shown in every scenario. */
   readonly shareKey?: string;
+  /** Measures this library's code (as the `nest-resilience` cases do): `--before` runs it from the other build too. */
+  readonly ours?: boolean;
 }
 
 /** One run of a case; awaited. */

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { median, type BenchScenario, type CaseSample } from './bench.harness.js';
 import { replaceReadmeSection } from './readme.util.js';
+import { OBSERVABILITY_TARGETS } from './observability.bench.js';
 import { redisTable } from './redis.bench.js';
 import { allScenarios } from './scenarios.bench.js';
 
@@ -39,16 +40,17 @@ interface Row {
   readonly bytesPerCall: number;
 }
 
-/** A ratio the issue of record asks for: `ours` against `vs` (time) or against a byte budget. */
+/** A ratio the project holds itself to: `case` (default `nest-resilience`) against `vs` (time) or a byte budget. */
 interface Target {
   readonly scenario: string;
+  readonly case?: string;
   readonly vs?: string;
   readonly max?: number;
   readonly maxBytes?: number;
 }
 
 const OURS = 'nest-resilience';
-const BEFORE = 'nest-resilience (before)';
+const before = (caseName: string): string => `${caseName} (before)`;
 const TARGETS: readonly Target[] = [
   { scenario: 'timeout-aggressive', vs: 'opossum (breaker + timeout)', max: 0.6 },
   { scenario: 'timeout-cooperative', vs: 'opossum (breaker + timeout)', max: 0.6 },
@@ -58,6 +60,7 @@ const TARGETS: readonly Target[] = [
   { scenario: 'retry-two-failures', vs: 'plain retry loop (reference)', max: 1.3 },
   { scenario: 'bulkhead', vs: 'plain FIFO of resolvers (reference)', max: 1.2 },
   { scenario: 'bulkhead', vs: 'cockatiel', max: 0.5 },
+  ...OBSERVABILITY_TARGETS,
 ];
 
 function option(args: readonly string[], name: string): string | undefined {
@@ -117,7 +120,7 @@ function formatTable(rows: readonly Row[], before: Map<string, { ns: number; byt
       bare && !Number.isNaN(r.bytesPerCall) ? Math.max(0, r.bytesPerCall - bare.bytesPerCall).toFixed(0) : 'n/a',
     ];
     if (before) {
-      const old = r.caseName === BEFORE ? undefined : before.get(`${r.scenario.id}/${r.caseName}`);
+      const old = r.caseName.endsWith(' (before)') ? undefined : before.get(`${r.scenario.id}/${r.caseName}`);
       cells.push(old ? `${(r.ns / old.ns).toFixed(2)}×` : '', old ? `${(r.bytesPerCall - old.bytes).toFixed(0)}` : '');
     }
     lines.push(`| ${cells.join(' | ')} |`);
@@ -128,7 +131,8 @@ function formatTable(rows: readonly Row[], before: Map<string, { ns: number; byt
 function formatTargets(rows: readonly Row[]): string {
   const lines = ['| scenario | target | measured | met |', '| --- | --- | ---: | :---: |'];
   for (const t of TARGETS) {
-    const ours = rows.find((r) => r.scenario.id === t.scenario && r.caseName === OURS);
+    const caseName = t.case ?? OURS;
+    const ours = rows.find((r) => r.scenario.id === t.scenario && r.caseName === caseName);
     if (!ours) continue;
     if (t.maxBytes !== undefined) {
       const met = ours.bytesPerCall <= t.maxBytes;
@@ -140,9 +144,8 @@ function formatTargets(rows: readonly Row[]): string {
     const peer = rows.find((r) => r.scenario.id === t.scenario && r.caseName === t.vs);
     if (!peer || t.max === undefined) continue;
     const ratio = ours.ns / peer.ns;
-    lines.push(
-      `| ${ours.scenario.title} | ≤ ${t.max}× ${t.vs} | ${ratio.toFixed(2)}× | ${ratio <= t.max ? 'yes' : 'no'} |`,
-    );
+    const label = t.case ? `${t.case}: ≤ ${t.max}× ${t.vs}` : `≤ ${t.max}× ${t.vs}`;
+    lines.push(`| ${ours.scenario.title} | ${label} | ${ratio.toFixed(2)}× | ${ratio <= t.max ? 'yes' : 'no'} |`);
   }
   return lines.join('\n');
 }
@@ -167,10 +170,10 @@ async function main(): Promise<void> {
       const unit = { key, scenario, caseName: c.name, worker: WORKER };
       units.set(key, unit);
       own.push(unit);
-      if (beforeDir && c.name === OURS) {
-        const before = { key: `${key} (before)`, scenario, caseName: c.name, worker: `${beforeDir}/worker.bench.js` };
-        units.set(before.key, before);
-        own.push(before);
+      if (beforeDir && (c.name === OURS || c.ours)) {
+        const old = { key: before(key), scenario, caseName: c.name, worker: `${beforeDir}/worker.bench.js` };
+        units.set(old.key, old);
+        own.push(old);
       }
     }
     return own;
@@ -197,7 +200,7 @@ async function main(): Promise<void> {
     const shown = scenario.cases.flatMap((c) => {
       const key = c.shareKey ?? `${scenario.id}/${c.name}`;
       const row = { key, name: c.name };
-      return beforeDir && c.name === OURS ? [row, { key: `${key} (before)`, name: BEFORE }] : [row];
+      return beforeDir && (c.name === OURS || c.ours) ? [row, { key: before(key), name: before(c.name) }] : [row];
     });
     for (const c of shown) {
       const unitSamples = samples.get(c.key) ?? [];
@@ -223,7 +226,7 @@ async function main(): Promise<void> {
     }));
     writeFileSync(jsonFile, JSON.stringify(json, null, 2));
   }
-  const before = compareFile
+  const previous = compareFile
     ? new Map(
         (
           JSON.parse(readFileSync(compareFile, 'utf8')) as {
@@ -237,8 +240,14 @@ async function main(): Promise<void> {
     : beforeDir
       ? new Map(
           rows
-            .filter((r) => r.caseName === BEFORE)
-            .map((r) => [`${r.scenario.id}/${OURS}`, { ns: r.ns, bytes: r.bytesPerCall }] as const),
+            .filter((r) => r.caseName.endsWith(' (before)'))
+            .map(
+              (r) =>
+                [
+                  `${r.scenario.id}/${r.caseName.slice(0, -' (before)'.length)}`,
+                  { ns: r.ns, bytes: r.bytesPerCall },
+                ] as const,
+            ),
         )
       : undefined;
 
@@ -251,11 +260,11 @@ async function main(): Promise<void> {
     `Node ${process.version}, ${os.cpus().length} × ${cpu}, ${os.platform()} ${os.arch()}; ` +
     `${sweeps} sweeps × ${MEASURE.rounds} rounds per case, one process per case and sweep; load average at the end ${load}`;
   const table = formatTable(
-    rows.filter((r) => r.caseName !== BEFORE),
+    rows.filter((r) => !r.caseName.endsWith(' (before)')),
     undefined,
   );
   const targets = formatTargets(rows);
-  console.log(`${header}\n\n${before ? formatTable(rows, before) : table}\n\nTargets:\n\n${targets}`);
+  console.log(`${header}\n\n${previous ? formatTable(rows, previous) : table}\n\nTargets:\n\n${targets}`);
   if (updateReadme && !filter) {
     await replaceReadmeSection('bench', `${header}\n\n${table}`);
     await replaceReadmeSection('bench-targets', targets);

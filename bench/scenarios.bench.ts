@@ -3,6 +3,7 @@ import { circuitBreakerScenarios } from './circuit-breaker.bench.js';
 import { composedScenarios } from './composed.bench.js';
 import { coreScenarios } from './core.bench.js';
 import { limitScenarios } from './limits.bench.js';
+import { observabilityScenarios } from './observability.bench.js';
 import { timeoutScenarios } from './timeout.bench.js';
 
 /** Every scenario of `npm run bench`, in table order. */
@@ -13,5 +14,6 @@ export function allScenarios(): BenchScenario[] {
     ...coreScenarios(),
     ...circuitBreakerScenarios(),
     ...limitScenarios(),
+    ...observabilityScenarios(),
   ];
 }

@@ -48,6 +48,8 @@ export {
 export { MAX_TIMER_DELAY, OptionsValidator } from './utils/options.validation.js';
 export {
   abortReason,
+  getElapsedTime,
+  getTimestamp,
   SystemTimeProvider,
   systemTimeProvider,
   TimeProvider,

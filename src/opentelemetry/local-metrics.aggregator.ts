@@ -80,6 +80,43 @@ class SourceSeries<S> {
 }
 
 /**
+ * Values built once per series and reused: `get` returns the value of `source` told apart by up to four
+ * keys, building it with `build(arg)` the first time. At most `limit` values are kept (unbounded
+ * operation keys or error types must not grow memory); beyond it, `get` builds a fresh value each time.
+ * The same lookup as `LocalMetrics` (the last series of each source first, then a map).
+ *
+ * @internal
+ */
+export class SeriesCache<V> {
+  private readonly bySource = new Map<object, SourceSeries<V>>();
+  private size = 0;
+
+  constructor(private readonly limit = 2_000) {}
+
+  get<A>(source: object, k1: unknown, k2: unknown, k3: unknown, k4: unknown, build: (arg: A) => V, arg: A): V {
+    let series = this.bySource.get(source);
+    if (!series) this.bySource.set(source, (series = new SourceSeries<V>()));
+    if (series.last !== undefined && series.k1 === k1 && series.k2 === k2 && series.k3 === k3 && series.k4 === k4) {
+      return series.last;
+    }
+    const key = `${String(k1)}\u0000${String(k2)}\u0000${String(k3)}\u0000${String(k4)}`;
+    let value = series.byKey.get(key);
+    if (value === undefined) {
+      if (this.size >= this.limit) return build(arg);
+      this.size++;
+      value = build(arg);
+      series.byKey.set(key, value);
+    }
+    series.last = value;
+    series.k1 = k1;
+    series.k2 = k2;
+    series.k3 = k3;
+    series.k4 = k4;
+    return value;
+  }
+}
+
+/**
  * Counters and explicit-bucket histograms kept in this process and handed to the SDK at collection time
  * (as a `MetricProducer`): a measurement costs a map lookup instead of the SDK's attribute hashing.
  * Series are keyed by the event's source object plus a short string, so the tags are built once per series.

@@ -25,12 +25,13 @@ import {
   type CircuitState,
   type ResilienceContext,
   type ResilienceEvent,
+  type ResilienceEventMap,
   type ResilienceEventSeverity,
   type ResiliencePipelineRegistry,
   type TelemetryListener,
 } from '../core/index.js';
 import { errorType } from '../core/telemetry/outcome-description.util.js';
-import { LocalMetrics, type ProducedMetric } from './local-metrics.aggregator.js';
+import { LocalMetrics, SeriesCache, type ProducedMetric } from './local-metrics.aggregator.js';
 
 /** Instrument names, as Polly v8 (`Polly.Extensions`) reports them. @publicApi */
 export const RESILIENCE_METRICS = {
@@ -175,6 +176,17 @@ export class OpenTelemetryListener implements TelemetryListener {
   private readonly maxOperationKeys: number;
   private readonly logger: OperationKeyCapLogger;
   private overflowed = false;
+  /** Metrics are recorded (through instruments or locally). */
+  private readonly recordsMetrics: boolean;
+  /**
+   * The tags of each series, built once and reused for every measurement (the SDK keeps the object it is
+   * given; nothing mutates them): by source, then operation key, exception type and the event's values.
+   */
+  private readonly pipelineSets = new SeriesCache<Attributes>();
+  private readonly attemptSets = new SeriesCache<Attributes>();
+  private readonly eventSets = new SeriesCache<Attributes>();
+  /** The span name of each source (`resilience <pipeline>`). */
+  private readonly spanNames = new WeakMap<object, string>();
   /** `metricsExport: 'producer'`: give it to your `MetricReader` (`metricProducers: [...]`). */
   readonly metricProducer: ResilienceMetricProducer;
 
@@ -197,7 +209,17 @@ export class OpenTelemetryListener implements TelemetryListener {
       if (options.meterProvider) this.bind(options.meterProvider.getMeter(name));
       else this.awaitingMeter = this.lookUpGlobalMeter() === undefined;
     }
+    this.recordsMetrics = options.metrics !== false;
     if (options.traces !== false) this.tracer = (options.tracerProvider ?? trace.getTracerProvider()).getTracer(name);
+  }
+
+  /**
+   * The events this listener records: `PipelineExecuting` only to start spans (with traces on), every
+   * other event when metrics or traces are on. Asked once per strategy and event when a pipeline is built.
+   */
+  wants(eventName: keyof ResilienceEventMap): boolean {
+    if (eventName === 'PipelineExecuting') return this.tracer !== undefined;
+    return this.recordsMetrics || this.tracer !== undefined;
   }
 
   /** Creates the instruments on `meter`, and the circuit gauge if a registry is attached already. */
@@ -284,8 +306,8 @@ export class OpenTelemetryListener implements TelemetryListener {
         } else {
           const pipelineDuration = (this.instruments ?? this.meterLookup())?.pipelineDuration;
           if (pipelineDuration) {
-            const attributes = this.pipelineAttributes(event);
-            if (failure !== undefined) attributes['exception.type'] = failure;
+            const op = this.operationKeyOf(event.context);
+            const attributes = this.pipelineSets.get(event.source, op, failure, 0, 0, this.pipelineTags, event);
             pipelineDuration.record(duration, attributes);
           }
         }
@@ -303,7 +325,17 @@ export class OpenTelemetryListener implements TelemetryListener {
         const span = this.spanOf(event.context);
         const attemptDuration = (this.instruments ?? this.meterLookup())?.attemptDuration;
         if (!span && !attemptDuration) return;
-        const attributes = this.attemptTags(event);
+        const failure = outcome.ok ? undefined : errorType(outcome.error);
+        const op = this.operationKeyOf(event.context);
+        const attributes = this.attemptSets.get(
+          event.source,
+          op,
+          failure,
+          attemptNumber,
+          handled,
+          this.attemptTags,
+          event,
+        );
         attemptDuration?.record(duration, attributes);
         if (span) span.addEvent('ExecutionAttempt', { ...attributes, 'attempt.duration': duration });
         return;
@@ -318,7 +350,16 @@ export class OpenTelemetryListener implements TelemetryListener {
         const span = this.spanOf(event.context);
         const events = (this.instruments ?? this.meterLookup())?.events;
         if (!span && !events) return;
-        const attributes = this.eventTags(event);
+        const op = this.operationKeyOf(event.context);
+        const attributes = this.eventSets.get(
+          event.source,
+          event.eventName,
+          event.severity,
+          op,
+          failure,
+          this.eventTags,
+          event,
+        );
         events?.add(1, attributes);
         if (span) span.addEvent(event.eventName, { ...attributes, ...eventDetails(event) });
       }
@@ -329,12 +370,14 @@ export class OpenTelemetryListener implements TelemetryListener {
     const tracer = this.tracer;
     if (!tracer) return;
     const ctx = event.context;
+    const source = event.source;
     const active = otelContext.active();
-    const span = tracer.startSpan(
-      `resilience ${event.source.pipelineName ?? 'pipeline'}`,
-      { kind: SpanKind.INTERNAL, attributes: this.pipelineAttributes(event) },
-      active,
-    );
+    let name = this.spanNames.get(source);
+    if (name === undefined) this.spanNames.set(source, (name = `resilience ${source.pipelineName ?? 'pipeline'}`));
+    // The sampler sees the tags (built once per series); a span it drops ends the listener's work for the call.
+    const op = this.operationKeyOf(ctx);
+    const attributes = this.pipelineSets.get(source, op, undefined, 0, 0, this.pipelineTags, event);
+    const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes }, active);
     if (!span.isRecording()) return;
     const properties = ctx.properties;
     properties.set(SPAN_FRAME, { span, parent: properties.get(SPAN_FRAME) });

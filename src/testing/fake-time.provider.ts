@@ -36,6 +36,11 @@ export class FakeTimeProvider extends TimeProvider {
     return this.current;
   }
 
+  /** Moves with the fake clock (`advance`, `advanceAsync`, `runAllAsync`): durations are exact, fractions included. */
+  override getTimestamp(): number {
+    return this.current;
+  }
+
   setTimeout(callback: () => void, delay: number): TimerHandle {
     const id = this.nextId++;
     const timer = { id, due: this.current + Math.max(0, delay), callback };

@@ -16,7 +16,7 @@ import {
   type ResilienceErrorSource,
 } from '../resilience.errors.js';
 import type { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
-import type { TimeProvider, TimerHandle } from '../time/time.provider.js';
+import { getTimestamp, type TimeProvider, type TimerHandle } from '../time/time.provider.js';
 import { isThenable } from '../utils/is-thenable.util.js';
 import type { CircuitBreakerStateStore } from './circuit-breaker-state-store.interface.js';
 import {
@@ -131,6 +131,8 @@ export class CircuitBreakerStrategy<T>
   readonly store: CircuitBreakerStateStore;
   private readonly time: TimeProvider;
   private readonly telemetry: StrategyTelemetry;
+  /** Some listener wants `OnCircuitRejected` (one per rejected call). */
+  private readonly reportsRejections: boolean;
   private readonly shouldHandle: NonNullable<CircuitBreakerStrategyOptions<T>['shouldHandle']>;
   private readonly handlesResults: boolean;
   private readonly slowCallDuration: number | undefined;
@@ -165,6 +167,7 @@ export class CircuitBreakerStrategy<T>
       options.circuitKey ?? defaultCircuitKey(context.pipelineName, context.pipelineInstanceName, options.name);
     this.time = context.timeProvider;
     this.telemetry = context.telemetry;
+    this.reportsRejections = context.telemetry.wants('OnCircuitRejected');
     this.shouldHandle = options.shouldHandle ?? handleAllErrors;
     this.handlesResults = options.shouldHandle !== undefined;
     this.slowCallDuration =
@@ -283,7 +286,7 @@ export class CircuitBreakerStrategy<T>
       );
     }
     // Stryker disable next-line ConditionalExpression: equivalent — `true` reads the clock for a breaker that never compares durations
-    const started = this.slowCallDuration !== undefined ? this.time.now() : 0;
+    const started = this.slowCallDuration !== undefined ? getTimestamp(this.time) : 0;
     return next(context).then(
       (value) => this.complete(permit, outcomeFromValue(value), context, started),
       (error: unknown) => this.complete(permit, outcomeFromError(error), context, started),
@@ -317,8 +320,8 @@ export class CircuitBreakerStrategy<T>
   private storeFailed(error: unknown, context: ResilienceContext | undefined): void {
     if (this.storeFailing) return;
     this.storeFailing = true;
-    // Stryker disable next-line ConditionalExpression: equivalent — a disabled telemetry reports to no listener
-    if (this.telemetry.enabled) {
+    // Stryker disable next-line ConditionalExpression: equivalent — an unwanted event reaches no listener
+    if (this.telemetry.wants('OnStateStoreUnavailable')) {
       this.telemetry.report('OnStateStoreUnavailable', 'error', context ?? new ResilienceContext(), { error });
     }
   }
@@ -326,8 +329,8 @@ export class CircuitBreakerStrategy<T>
   /** The store records again after failing: reported once (`OnStateStoreRestored`). */
   private storeAnswered(context: ResilienceContext | undefined): void {
     this.storeFailing = false;
-    // Stryker disable next-line ConditionalExpression: equivalent — a disabled telemetry reports to no listener
-    if (this.telemetry.enabled) {
+    // Stryker disable next-line ConditionalExpression: equivalent — an unwanted event reaches no listener
+    if (this.telemetry.wants('OnStateStoreRestored')) {
       this.telemetry.report('OnStateStoreRestored', 'information', context ?? new ResilienceContext(), {
         error: undefined,
       });
@@ -353,7 +356,7 @@ export class CircuitBreakerStrategy<T>
   ): CircuitCallResult | Promise<CircuitCallResult> {
     if (!outcome.ok && (context.isCancellationRequested || isCancellationOutcome(outcome, context))) return 'ignored';
     // Stryker disable next-line ConditionalExpression: equivalent — without a slowCallDuration the comparison with undefined is false anyway
-    const slow = this.slowCallDuration !== undefined && this.time.now() - started >= this.slowCallDuration;
+    const slow = this.slowCallDuration !== undefined && getTimestamp(this.time) - started >= this.slowCallDuration;
     // Stryker disable next-line ConditionalExpression: equivalent — `false` asks the default predicate, which never handles a value
     if (outcome.ok && !this.handlesResults) return slow ? 'failure' : 'success';
     const handled = this.shouldHandle({ outcome, context });
@@ -429,8 +432,8 @@ export class CircuitBreakerStrategy<T>
         { retryAfter, cause: this.openingFailure, source: this.source },
       );
     }
-    // Stryker disable next-line ConditionalExpression: equivalent — a disabled telemetry reports to no listener
-    if (this.telemetry.enabled) {
+    // Stryker disable next-line ConditionalExpression: equivalent — an unwanted event reaches no listener
+    if (this.reportsRejections) {
       this.telemetry.report('OnCircuitRejected', 'debug', context, {
         state: decision.state === 'closed' ? 'open' : decision.state,
         retryAfter: (error as { retryAfter?: number }).retryAfter,

@@ -3,7 +3,7 @@ import type { ResilienceContext } from '../context/resilience.context.js';
 import { unwrapOutcome, type Outcome } from '../outcome.model.js';
 import type { StrategyNext } from '../resilience-strategy.interface.js';
 import type { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
-import type { TimeProvider, TimerHandle } from '../time/time.provider.js';
+import { getTimestamp, type TimeProvider, type TimerHandle } from '../time/time.provider.js';
 import { settle } from '../utils/settle.util.js';
 import type { HedgingStrategyOptions } from './hedging.options.js';
 
@@ -12,6 +12,7 @@ export interface HedgedAttempt<T> {
   readonly attemptNumber: number;
   readonly scope: LinkedCancellationScope;
   readonly context: ResilienceContext;
+  /** When the attempt started (`getTimestamp`), if attempts are timed; else 0. */
   readonly started: number;
   outcome: Outcome<T> | undefined;
   settled: Promise<void>;
@@ -23,6 +24,8 @@ export interface HedgingPolicy<T> {
   readonly maxHedged: number;
   readonly time: TimeProvider;
   readonly telemetry: StrategyTelemetry;
+  /** Attempts are timed (some listener wants `ExecutionAttempt`). */
+  readonly timesAttempts: boolean;
   /** Milliseconds before the next hedge: > 0 waits, 0 starts it at once, < 0 only after a failure. */
   delayFor(context: ResilienceContext, attemptNumber: number): Promise<number>;
   /** Whether an attempt's outcome is handled (another attempt may win instead); reports the attempt. */
@@ -127,7 +130,7 @@ export class HedgingExecution<T> {
       attemptNumber,
       scope,
       context: actionContext,
-      started: this.policy.time.now(),
+      started: this.policy.timesAttempts ? getTimestamp(this.policy.time) : 0,
       outcome: undefined,
       settled: Promise.resolve(),
     };

@@ -3,7 +3,7 @@ import type { ResilienceContext } from '../context/resilience.context.js';
 import { handleAllErrors } from '../outcome.predicates.js';
 import type { ResilienceStrategy, StrategyBuilderContext, StrategyNext } from '../resilience-strategy.interface.js';
 import type { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
-import type { TimeProvider } from '../time/time.provider.js';
+import { getTimestamp, type TimeProvider } from '../time/time.provider.js';
 import { HedgingExecution, type HedgedAttempt, type HedgingPolicy } from './hedging.execution.js';
 import { DEFAULT_HEDGING_DELAY, DEFAULT_MAX_HEDGED_ATTEMPTS, type HedgingStrategyOptions } from './hedging.options.js';
 
@@ -19,6 +19,8 @@ export class HedgingStrategy<T> implements ResilienceStrategy<T>, HedgingPolicy<
   readonly maxHedged: number;
   readonly time: TimeProvider;
   readonly telemetry: StrategyTelemetry;
+  readonly timesAttempts: boolean;
+  private readonly reportsAttempts: boolean;
   private readonly shouldHandle: NonNullable<HedgingStrategyOptions<T>['shouldHandle']>;
 
   constructor(
@@ -28,6 +30,8 @@ export class HedgingStrategy<T> implements ResilienceStrategy<T>, HedgingPolicy<
     this.maxHedged = options.maxHedgedAttempts ?? DEFAULT_MAX_HEDGED_ATTEMPTS;
     this.time = context.timeProvider;
     this.telemetry = context.telemetry;
+    this.reportsAttempts = context.telemetry.wants('ExecutionAttempt');
+    this.timesAttempts = this.reportsAttempts && context.telemetry.timesDuration('ExecutionAttempt');
     this.shouldHandle = options.shouldHandle ?? handleAllErrors;
   }
 
@@ -49,12 +53,12 @@ export class HedgingStrategy<T> implements ResilienceStrategy<T>, HedgingPolicy<
       !(primary.isCancellationRequested && !outcome.ok) &&
       !isCancellationOutcome(outcome, primary) &&
       (await this.shouldHandle({ outcome, context: attempt.context }));
-    // Stryker disable next-line ConditionalExpression: equivalent — report() drops events without listeners; this only skips timing the attempt
-    if (this.telemetry.enabled) {
+    // Stryker disable next-line ConditionalExpression: equivalent — report() drops unwanted events; this only skips timing the attempt
+    if (this.reportsAttempts) {
       this.telemetry.report('ExecutionAttempt', handled ? 'warning' : 'information', attempt.context, {
         outcome,
         attemptNumber: attempt.attemptNumber,
-        duration: this.time.now() - attempt.started,
+        duration: this.timesAttempts ? getTimestamp(this.time) - attempt.started : 0,
         handled,
       });
     }

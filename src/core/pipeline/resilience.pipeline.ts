@@ -3,10 +3,9 @@ import {
   type ResilienceCallback,
   type ResilienceContextOptions,
 } from '../context/resilience.context.js';
-import { outcomeFromError, outcomeFromValue, unwrapOutcome, type Outcome } from '../outcome.model.js';
-import { settle } from '../utils/settle.util.js';
+import { outcomeFromError, outcomeFromValue, type Outcome } from '../outcome.model.js';
 import type { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
-import type { TimeProvider } from '../time/time.provider.js';
+import { getTimestamp, type TimeProvider } from '../time/time.provider.js';
 import { invokeCallback } from './callback.invoker.js';
 import { isInlineStrategy, type InlineStrategy } from '../inline-strategy.interface.js';
 import { inlineHead, MAX_INLINE_RUN } from './inline.runner.js';
@@ -39,7 +38,14 @@ export interface ResilienceStrategyDescription {
 interface PipelineCore {
   readonly components: PipelineComponents | undefined;
   readonly head: StrategyNext<unknown>;
+  /** Set when some listener wants `PipelineExecuting` or `PipelineExecuted`: calls then take the telemetry path. */
   readonly telemetry: StrategyTelemetry | undefined;
+  /** Whether some listener wants `PipelineExecuting`. */
+  readonly reportsExecuting: boolean;
+  /** Whether some listener wants `PipelineExecuted`. */
+  readonly reportsExecuted: boolean;
+  /** Whether some listener reads the duration of `PipelineExecuted` (the only reason to time the call). */
+  readonly timesExecuted: boolean;
 }
 
 /**
@@ -212,15 +218,25 @@ function createCore(components: PipelineComponents | undefined): PipelineCore {
       heads[i] = (context) => executeStrategy(strategy, next, context);
     }
   }
+  const telemetry = components?.telemetry;
+  const reportsExecuting = telemetry?.wants('PipelineExecuting') ?? false;
+  const reportsExecuted = telemetry?.wants('PipelineExecuted') ?? false;
   return {
     components,
     head: heads[0],
-    telemetry: components?.telemetry.enabled ? components.telemetry : undefined,
+    // Pipeline events nobody wants leave calls on the path without telemetry.
+    telemetry: reportsExecuting || reportsExecuted ? telemetry : undefined,
+    reportsExecuting,
+    reportsExecuted,
+    timesExecuted: reportsExecuted && telemetry!.timesDuration('PipelineExecuted'),
   };
 }
 
-/** A call with telemetry, or on a context already in use: restores what it changes on the context. */
-async function executeWithContext<R, S>(
+/**
+ * A call with telemetry, or on a context already in use: restores what it changes on the context. A
+ * promise chain rather than an `async` function: one continuation per call, no `settle` in between.
+ */
+function executeWithContext<R, S>(
   core: PipelineCore,
   callback: ResilienceCallback<R, S>,
   context: ResilienceContext | ResilienceContextOptions | undefined,
@@ -233,24 +249,31 @@ async function executeWithContext<R, S>(
   const previousAttempt = ctx.attemptNumber;
   ctx._callback = callback as ResilienceCallback<unknown, unknown>;
   if (state !== previousState) ctx._state = state;
-  const telemetry = core.telemetry;
-  const started = telemetry ? core.components!.timeProvider.now() : 0;
-  if (telemetry) telemetry.report('PipelineExecuting', 'debug', ctx, {});
-  let outcome: Outcome<R> | undefined;
-  try {
-    outcome = await settle(core.head(ctx) as Promise<R>);
-    return unwrapOutcome(outcome);
-  } finally {
+  const time = core.components?.timeProvider;
+  const started = core.timesExecuted ? getTimestamp(time!) : 0;
+  if (core.reportsExecuting) core.telemetry!.report('PipelineExecuting', 'debug', ctx, {});
+  const finish = (outcome: Outcome<R>): void => {
     ctx._callback = previousCallback;
     if (state !== previousState) ctx._state = previousState;
     ctx.attemptNumber = previousAttempt;
-    if (telemetry && outcome) {
-      telemetry.report('PipelineExecuted', outcome.ok ? 'information' : 'error', ctx, {
+    if (core.reportsExecuted) {
+      core.telemetry!.report('PipelineExecuted', outcome.ok ? 'information' : 'error', ctx, {
         outcome,
-        duration: core.components!.timeProvider.now() - started,
+        duration: core.timesExecuted ? getTimestamp(time!) - started : 0,
       });
     }
-  }
+  };
+  // No head throws synchronously (each catches what its strategy throws), so this is always a promise.
+  return (core.head(ctx) as Promise<R>).then(
+    (value) => {
+      finish(outcomeFromValue(value));
+      return value;
+    },
+    (error: unknown) => {
+      finish(outcomeFromError(error));
+      throw error;
+    },
+  );
 }
 
 /** Runs `strategies` with `next` as the innermost step (a pipeline nested in another). */

@@ -10,7 +10,7 @@ import {
   isIsolatedCircuitError,
 } from '../resilience.errors.js';
 import type { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
-import type { TimeProvider } from '../time/time.provider.js';
+import { getTimestamp, type TimeProvider } from '../time/time.provider.js';
 import type { InlineStrategy } from '../inline-strategy.interface.js';
 import { RetryBudget } from './retry.budget.js';
 import { clampDelay, computeBackoffDelay, type BackoffOptions, type BackoffState } from './backoff.helper.js';
@@ -38,6 +38,16 @@ export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T
   /** A callback receives `RetryPredicateArguments` (delay generator, Retry-After reader, onRetry). */
   private readonly needsRetryArguments: boolean;
   private readonly backoffKeepsState: boolean;
+  /** Some listener wants `ExecutionAttempt`: every attempt is timed and reported, the first one included. */
+  private readonly reportsAttempts: boolean;
+  /** Some listener wants `OnRetry`. */
+  private readonly reportsRetries: boolean;
+  /** Some listener wants `OnRetryGiveUp`. */
+  private readonly reportsGiveUps: boolean;
+  /** Attempts are timed: an event some listener reads the duration of, or `onRetry`, carries it. */
+  private readonly timed: boolean;
+  /** The loop runs from the first attempt (`onRetry` is given the arguments of every attempt). */
+  private readonly loopsAtOnce: boolean;
 
   constructor(
     private readonly options: RetryStrategyOptions<T>,
@@ -56,6 +66,14 @@ export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T
     this.random = options.random ?? context.random;
     this.time = context.timeProvider;
     this.telemetry = context.telemetry;
+    this.reportsAttempts = context.telemetry.wants('ExecutionAttempt');
+    this.reportsRetries = context.telemetry.wants('OnRetry');
+    this.reportsGiveUps = context.telemetry.wants('OnRetryGiveUp');
+    this.timed =
+      (this.reportsAttempts && context.telemetry.timesDuration('ExecutionAttempt')) ||
+      (this.reportsRetries && context.telemetry.timesDuration('OnRetry')) ||
+      options.onRetry !== undefined;
+    this.loopsAtOnce = options.onRetry !== undefined;
     const budget = options.budget;
     this.budget =
       budget === undefined || budget instanceof RetryBudget ? budget : new RetryBudget(budget, context.timeProvider);
@@ -68,49 +86,80 @@ export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T
 
   execute(next: StrategyNext<T>, context: ResilienceContext): Promise<T> {
     const state = this.inlineEnter(context, next);
-    if (state !== undefined) return state;
+    if (typeof state === 'object') return state;
     // Fast path: a first attempt that succeeds, with the default predicate, adds one promise hop and nothing else.
-    return this.inlineResume(undefined, next, context, next(context));
+    const first = next(context);
+    if (this.reportsAttempts && !this.handlesResults) {
+      return first.then(
+        (value) => {
+          this.reportFirstValue(state, context, value);
+          return value;
+        },
+        (error) => this.loop(next, context, outcomeFromError(error), state),
+      );
+    }
+    return this.inlineResume(state, next, context, first);
   }
 
-  /** @internal Runs the loop at once when attempts are timed or reported; otherwise the first attempt runs inline. */
-  inlineEnter(context: ResilienceContext, next: StrategyNext<T>): Promise<T> | undefined {
+  /**
+   * @internal Runs the loop at once when every attempt is reported (or `onRetry` is set); otherwise the
+   * first attempt runs inline, and its state is when it started (when a retry would report its duration).
+   */
+  inlineEnter(context: ResilienceContext, next: StrategyNext<T>): Promise<T> | number | undefined {
     this.budget?.recordCall();
     // Stryker disable next-line ConditionalExpression: equivalent — `true` runs the loop at once, which takes the same decisions as the inline first attempt
-    if (this.telemetry.enabled || this.options.onRetry) return this.loop(next, context, undefined);
+    if (this.loopsAtOnce) return this.loop(next, context, undefined, 0);
     context.attemptNumber = 0;
-    return undefined;
+    return this.timed ? getTimestamp(this.time) : undefined;
   }
 
   /** @internal A value ends the call unless a predicate may want to retry it. */
   // Stryker disable next-line BlockStatement: equivalent — without it the value goes through inlineResume, whose loop returns it unjudged by the default predicate
-  inlineExitValue(): boolean {
-    return !this.handlesResults;
+  inlineExitValue(state: unknown, context: ResilienceContext, value: T): boolean {
+    if (this.handlesResults) return false;
+    if (this.reportsAttempts) this.reportFirstValue(state as number | undefined, context, value);
+    return true;
+  }
+
+  /**
+   * The first attempt returned a value the default predicate never handles (nor a cancelled call's):
+   * reported without entering the loop.
+   */
+  private reportFirstValue(started: number | undefined, context: ResilienceContext, value: T): void {
+    this.telemetry.report('ExecutionAttempt', 'information', context, {
+      outcome: outcomeFromValue(value),
+      attemptNumber: 0,
+      duration: started === undefined ? 0 : getTimestamp(this.time) - started,
+      handled: false,
+    });
   }
 
   /** @internal The first attempt settled: retry it if it failed (or if its value is to be judged). */
-  inlineResume(_state: unknown, next: StrategyNext<T>, context: ResilienceContext, first: Promise<T>): Promise<T> {
+  inlineResume(state: unknown, next: StrategyNext<T>, context: ResilienceContext, first: Promise<T>): Promise<T> {
+    const started = state as number | undefined;
     return first.then(
-      this.handlesResults ? (value) => this.loop(next, context, outcomeFromValue(value)) : undefined,
-      (error) => this.loop(next, context, outcomeFromError(error)),
+      this.handlesResults ? (value) => this.loop(next, context, outcomeFromValue(value), started) : undefined,
+      (error) => this.loop(next, context, outcomeFromError(error), started),
     );
   }
 
+  /** `firstStarted`: when the first attempt started, if it ran inline (its outcome is `firstOutcome`). */
   private async loop(
     next: StrategyNext<T>,
     context: ResilienceContext,
     firstOutcome: Outcome<T> | undefined,
+    firstStarted: number | undefined,
   ): Promise<T> {
     // Only decorrelated jitter keeps state between attempts; the other backoffs never touch it.
     const backoffState: BackoffState = this.backoffKeepsState ? { previous: 0 } : STATELESS_BACKOFF;
-    // Stryker disable next-line ConditionalExpression: equivalent — `true` times attempts nobody is told about
-    const timed = this.telemetry.enabled || this.options.onRetry !== undefined;
+    const timed = this.timed;
     let attempt = 0;
     let pending = firstOutcome;
     try {
       for (;;) {
         context.attemptNumber = attempt;
-        const started = timed ? this.time.now() : 0;
+        // Stryker disable next-line ConditionalExpression: equivalent — `true` times attempts nobody is told about
+        const started = !timed ? 0 : pending !== undefined ? (firstStarted ?? 0) : getTimestamp(this.time);
         let outcome: Outcome<T>;
         if (pending !== undefined) {
           outcome = pending;
@@ -122,13 +171,13 @@ export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T
             outcome = outcomeFromError(error);
           }
         }
-        const duration = timed ? this.time.now() - started : 0;
+        const duration = timed ? getTimestamp(this.time) - started : 0;
 
         const check = this.isHandled(outcome, context, attempt);
         // Stryker disable next-line ConditionalExpression,StringLiteral: equivalent — awaiting a boolean only adds a hop
         const handled = typeof check === 'boolean' ? check : await check;
-        // Stryker disable next-line ConditionalExpression: equivalent — a disabled telemetry reports to no listener
-        if (this.telemetry.enabled) {
+        // Stryker disable next-line ConditionalExpression: equivalent — an unwanted event reaches no listener
+        if (this.reportsAttempts) {
           this.telemetry.report('ExecutionAttempt', handled ? 'warning' : 'information', context, {
             outcome,
             attemptNumber: attempt,
@@ -154,8 +203,8 @@ export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T
         }
 
         if (this.options.onRetry) await this.options.onRetry({ ...args!, retryDelay: delay, duration });
-        // Stryker disable next-line ConditionalExpression: equivalent — a disabled telemetry reports to no listener
-        if (this.telemetry.enabled) {
+        // Stryker disable next-line ConditionalExpression: equivalent — an unwanted event reaches no listener
+        if (this.reportsRetries) {
           this.telemetry.report('OnRetry', 'warning', context, {
             outcome,
             attemptNumber: attempt,
@@ -226,8 +275,8 @@ export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T
     attempt: number,
     reason: 'max-attempts' | 'deadline' | 'budget',
   ): T {
-    // Stryker disable next-line ConditionalExpression: equivalent — a disabled telemetry reports to no listener
-    if (this.telemetry.enabled) {
+    // Stryker disable next-line ConditionalExpression: equivalent — an unwanted event reaches no listener
+    if (this.reportsGiveUps) {
       this.telemetry.report('OnRetryGiveUp', 'error', context, { outcome, attemptNumber: attempt, reason });
     }
     return unwrapOutcome(outcome);

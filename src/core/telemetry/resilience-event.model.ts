@@ -145,12 +145,29 @@ export type ResilienceEvent = {
 }[keyof ResilienceEventMap];
 
 /**
- * Receives every event of the pipelines it is given to. `write` must be fast and must not throw; an error
+ * Receives the events of the pipelines it is given to. `write` must be fast and must not throw; an error
  * it throws is swallowed so telemetry can never break a call.
+ *
+ * A listener that declares `wants` receives only the events it wants, and the engine does the work of an
+ * event (timing attempts, building the event, the pipeline's telemetry path) only when some listener
+ * wants it: an event nobody wants costs nothing. A listener without `wants` receives every event.
  *
  * @publicApi
  */
 export interface TelemetryListener {
   /** Receives one event; called synchronously by the strategy that emits it. */
   write(event: ResilienceEvent): void;
+  /**
+   * Optional: whether the listener wants the events named `eventName` reported at `severity`. Asked once
+   * per strategy, event and severity, when a pipeline is built or first reports the event — never per
+   * event — so the answer must not change over time. Absent: every event is wanted.
+   */
+  wants?(eventName: keyof ResilienceEventMap, severity: ResilienceEventSeverity): boolean;
+  /**
+   * Optional: whether the listener reads the `duration` of the events named `eventName` (`ExecutionAttempt`,
+   * `OnRetry`, `PipelineExecuted`, …). When no listener that wants an event reads its duration, the engine
+   * does not read the clock for it and the event carries `duration: 0`. Asked once, like `wants`. Absent:
+   * durations are read.
+   */
+  wantsDuration?(eventName: keyof ResilienceEventMap): boolean;
 }

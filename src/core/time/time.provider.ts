@@ -11,6 +11,14 @@ export abstract class TimeProvider {
   /** The current time in milliseconds. */
   abstract now(): number;
 
+  /**
+   * A monotonic, high-resolution timestamp in milliseconds (fractional), for measuring durations: only the
+   * difference of two timestamps means anything (`getElapsedTime`), as .NET's `TimeProvider.GetTimestamp`.
+   * Optional: a provider without it measures durations with `now()`. `SystemTimeProvider` uses
+   * `performance.now()`; `FakeTimeProvider` moves it with its fake clock.
+   */
+  getTimestamp?(): number;
+
   /** Runs `callback` once after `delay` milliseconds. */
   abstract setTimeout(callback: () => void, delay: number): TimerHandle;
 
@@ -41,15 +49,38 @@ export abstract class TimeProvider {
   }
 }
 
+/**
+ * A timestamp of `time` for measuring durations: its `getTimestamp()`, or `now()` for a provider without one.
+ *
+ * @publicApi
+ */
+export function getTimestamp(time: TimeProvider): number {
+  return time.getTimestamp !== undefined ? time.getTimestamp() : time.now();
+}
+
+/**
+ * Milliseconds (fractional) between `start` and `end`, two `getTimestamp(time)` values; `end` defaults to
+ * a timestamp read now. As .NET's `TimeProvider.GetElapsedTime`.
+ *
+ * @publicApi
+ */
+export function getElapsedTime(time: TimeProvider, start: number, end: number = getTimestamp(time)): number {
+  return end - start;
+}
+
 /** The reason an aborted signal carries, or a standard `AbortError` when it carries none. @publicApi */
 export function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
 }
 
-/** The real clock: `Date.now()` and Node timers. @publicApi */
+/** The real clock: `Date.now()`, `performance.now()` for durations, and Node timers. @publicApi */
 export class SystemTimeProvider extends TimeProvider {
   now(): number {
     return Date.now();
+  }
+
+  override getTimestamp(): number {
+    return performance.now();
   }
 
   setTimeout(callback: () => void, delay: number): TimerHandle {

@@ -218,6 +218,17 @@ export class ResilienceEventStream implements TelemetryListener {
     return this.dropped;
   }
 
+  /**
+   * What `write` uses: `PipelineExecuted` and the rejections (the per-pipeline counts) and the streamed
+   * events (`events`), never `PipelineExecuting`.
+   */
+  wants(eventName: ResilienceEvent['eventName']): boolean {
+    if (eventName === 'PipelineExecuting') return false;
+    if (eventName === 'PipelineExecuted' || eventName === 'OnRateLimiterRejected' || eventName === 'OnCircuitRejected')
+      return true;
+    return !this.streamed || this.streamed(eventName);
+  }
+
   write(event: ResilienceEvent): void {
     const name = event.eventName;
     if (name === 'PipelineExecuting') return;

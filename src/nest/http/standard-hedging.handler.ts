@@ -2,6 +2,7 @@ import type { HttpService } from '@nestjs/axios';
 import type { AxiosRequestConfig, AxiosResponse } from 'axios';
 import {
   BrokenCircuitError,
+  getTimestamp,
   isBrokenCircuitError,
   isIsolatedCircuitError,
   OptionsValidator,
@@ -226,14 +227,15 @@ class EndpointAttemptStrategy implements ResilienceStrategy<unknown> {
 
   async execute(next: StrategyNext<unknown>, context: ResilienceContext): Promise<unknown> {
     const { telemetry, timeProvider } = this.builder;
-    if (!telemetry.enabled) return next(context);
-    const started = timeProvider.now();
+    if (!telemetry.wants('OnEndpointAttempt')) return next(context);
+    const timed = telemetry.timesDuration('OnEndpointAttempt');
+    const started = timed ? getTimestamp(timeProvider) : 0;
     const report = (outcome: Outcome<unknown>, skipped: boolean): void =>
       telemetry.report('OnEndpointAttempt', outcome.ok ? 'information' : 'warning', context, {
         endpoint: this.endpoint,
         attemptNumber: context.attemptNumber,
         outcome,
-        duration: timeProvider.now() - started,
+        duration: timed ? getTimestamp(timeProvider) - started : 0,
         skipped,
       });
     try {

@@ -94,6 +94,20 @@ export class ResilienceLoggerListener implements TelemetryListener {
     this.includeMessages = options.includeErrorMessages ?? false;
   }
 
+  /**
+   * The events whose level is not `false` (per `levels` and `DEFAULT_RESILIENCE_LOG_LEVELS`): with the
+   * defaults, state changes, retries, give-ups, timeouts, fallbacks and rejections, never the per-call
+   * events, so the engine neither times nor builds those for the logger.
+   */
+  wants(eventName: keyof ResilienceEventMap): boolean {
+    return Boolean(this.levels[eventName]);
+  }
+
+  /** Lines print the duration of `ExecutionAttempt` and `PipelineExecuted` only (when their levels turn them on). */
+  wantsDuration(eventName: keyof ResilienceEventMap): boolean {
+    return eventName === 'ExecutionAttempt' || eventName === 'PipelineExecuted';
+  }
+
   write(event: ResilienceEvent): void {
     const level = this.levels[event.eventName];
     if (!level) return;
