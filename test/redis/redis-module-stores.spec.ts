@@ -238,8 +238,12 @@ describe('the stores the module builds on store.redis', () => {
     cleanups.push(() => app.close());
     const { state } = await app.get(OAuthClientService).startLogin({ returnTo: '/orders' });
     const redis = await inspector();
-    expect(await redis.keys(`${keyPrefix}:*`)).toEqual([`${keyPrefix}:oauth:pending:${state}`]);
-    expect(JSON.parse((await redis.get(`${keyPrefix}:oauth:pending:${state}`))!)).toMatchObject({
+    // The entry, the browser's current login and the overall index: one hash tag, under the prefix.
+    const keys = await redis.keys(`${keyPrefix}:*`);
+    expect(keys.every((key) => key.startsWith(`${keyPrefix}:oauth:{pending}:`))).toBe(true);
+    expect(keys).toContain(`${keyPrefix}:oauth:{pending}:state:${state}`);
+    for (const key of keys) expect(await redis.pttl(key)).toBeGreaterThan(0);
+    expect(JSON.parse((await redis.get(`${keyPrefix}:oauth:{pending}:state:${state}`))!)).toMatchObject({
       returnTo: '/orders',
     });
   });
