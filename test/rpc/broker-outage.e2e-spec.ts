@@ -15,7 +15,7 @@ import {
 import { FakeTimeProvider } from '../../src/testing/index.js';
 import { driveWithClock } from '../utils/drive.js';
 import { InventoryModule, InventoryState } from './inventory.fixture.js';
-import { startMosquitto, startNats, startRedis, type Broker } from './rpc-transports.js';
+import { startMosquitto, startNats, startRabbitMq, startRedis, type Broker } from './rpc-transports.js';
 
 /**
  * A broker killed (SIGKILL, no goodbye) under a connected client that keeps Nest's default reconnect
@@ -30,9 +30,16 @@ interface OutageCase {
   server(port: number): MicroserviceOptions;
   /** The client under test: Nest's default reconnect behaviour unless the case says otherwise. */
   client(port: number): ClientOptions;
+  /**
+   * Real time the case may take: its hooks and test each, and the wait for a round trip after the restart
+   * (the broker's boot plus the client's reconnect delay). Default: Jest's timeout, and 15 s.
+   */
+  readonly budgetMs?: number;
 }
 
 const host = '127.0.0.1';
+/** Client and server agree on the queue (Nest's default is none). */
+const RMQ_QUEUE = 'nest-resilience-outage';
 
 const cases: OutageCase[] = [
   {
@@ -63,6 +70,18 @@ const cases: OutageCase[] = [
     start: startMosquitto,
     server: (port) => ({ transport: Transport.MQTT, options: { url: `mqtt://${host}:${port}`, reconnectPeriod: 50 } }),
     client: (port) => ({ transport: Transport.MQTT, options: { url: `mqtt://${host}:${port}` } }),
+  },
+  {
+    // The client's connection manager reconnects every 5 s (its default) and rejects calls with
+    // 'Error: Connection lost. Trying to reconnect...' meanwhile. A node boots in 10-30 s, twice here.
+    name: 'RMQ (default options)',
+    start: startRabbitMq,
+    server: (port) => ({
+      transport: Transport.RMQ,
+      options: { urls: [`amqp://${host}:${port}`], queue: RMQ_QUEUE, socketOptions: { reconnectTimeInSeconds: 0.1 } },
+    }),
+    client: (port) => ({ transport: Transport.RMQ, options: { urls: [`amqp://${host}:${port}`], queue: RMQ_QUEUE } }),
+    budgetMs: 180_000,
   },
 ];
 
@@ -121,9 +140,9 @@ function within<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
 }
 
 describe.each(cases)('a broker killed under a connected resilient client: $name', (outage) => {
-  let broker: Broker;
-  let server: INestMicroservice;
-  let app: INestApplicationContext;
+  let broker: Broker | undefined;
+  let server: INestMicroservice | undefined;
+  let app: INestApplicationContext | undefined;
   let inventory: ResilientClientProxy;
   const clock = new FakeTimeProvider();
   const probe = { state: 'closed' as CircuitState };
@@ -145,55 +164,63 @@ describe.each(cases)('a broker killed under a connected resilient client: $name'
     inventory = app.get<ResilientClientProxy>(getResilientClientToken('inventory'));
     await inventory.connect();
     await expect(lastValueFrom(inventory.send('inventory.echo', { n: 0 }))).resolves.toEqual({ echo: { n: 0 } });
-  });
+  }, outage.budgetMs);
 
   afterAll(async () => {
-    await broker.restart().catch(() => undefined); // when a failure left it down: closing is quick with it there
-    await within(app.close(), 5_000, undefined);
-    await within(server.close(), 5_000, undefined);
-    await broker.stop();
-  });
+    try {
+      await broker?.restart().catch(() => undefined); // when a failure left it down: closing is quick with it there
+      if (app) await within(app.close(), 5_000, undefined);
+      if (server) await within(server.close(), 5_000, undefined);
+    } finally {
+      await broker?.stop(); // even when setting up failed half-way
+    }
+  }, outage.budgetMs);
 
-  it('opens the circuit, fails fast while the broker is down, and closes it through a probe once it is back', async () => {
-    await broker.kill();
-    // The client noticed: connecting fails now, instead of a message being buffered for later.
-    await eventually(
-      () =>
-        within(
-          inventory.client.connect().then(
-            () => false,
-            () => true,
+  it(
+    'opens the circuit, fails fast while the broker is down, and closes it through a probe once it is back',
+    async () => {
+      await broker!.kill();
+      // The client noticed: connecting fails now, instead of a message being buffered for later.
+      await eventually(
+        () =>
+          within(
+            inventory.client.connect().then(
+              () => false,
+              () => true,
+            ),
+            1_000,
+            false,
           ),
-          1_000,
-          false,
-        ),
-      'the client saw the broker go',
-    );
+        'the client saw the broker go',
+      );
 
-    const error = await driveWithClock(lastValueFrom(inventory.send('inventory.echo', { n: 1 })), clock).catch(
-      (e: unknown) => e,
-    );
-    expect(isRpcTransportError(error)).toBe(true);
-    expect(inventory.metrics.attempts).toBe(1 + FAILURES); // the first echo, then the call and its retries
-    expect(probe.state).toBe('open');
+      const error = await driveWithClock(lastValueFrom(inventory.send('inventory.echo', { n: 1 })), clock).catch(
+        (e: unknown) => e,
+      );
+      expect(isRpcTransportError(error)).toBe(true);
+      expect(inventory.metrics.attempts).toBe(1 + FAILURES); // the first echo, then the call and its retries
+      expect(probe.state).toBe('open');
 
-    const rejected = await lastValueFrom(inventory.send('inventory.echo', { n: 2 })).catch((e: unknown) => e);
-    expect(isBrokenCircuitError(rejected)).toBe(true);
-    expect(inventory.metrics.attempts).toBe(1 + FAILURES); // nothing was sent
+      const rejected = await lastValueFrom(inventory.send('inventory.echo', { n: 2 })).catch((e: unknown) => e);
+      expect(isBrokenCircuitError(rejected)).toBe(true);
+      expect(inventory.metrics.attempts).toBe(1 + FAILURES); // nothing was sent
 
-    await broker.restart();
-    // The plain client gets an answer again once it (and the server) reconnected, on their own schedule.
-    await eventually(
-      () =>
-        lastValueFrom(inventory.client.send('inventory.echo', { probe: true }).pipe(timeout(1_000))).then(
-          () => true,
-          () => false,
-        ),
-      'a round trip works again',
-    );
-    expect(probe.state).toBe('open');
-    await clock.advanceAsync(BREAK); // the break is over: the next call is the half-open probe
-    await expect(lastValueFrom(inventory.send('inventory.echo', { n: 3 }))).resolves.toEqual({ echo: { n: 3 } });
-    expect(probe.state).toBe('closed');
-  });
+      await broker!.restart();
+      // The plain client gets an answer again once it (and the server) reconnected, on their own schedule.
+      await eventually(
+        () =>
+          lastValueFrom(inventory.client.send('inventory.echo', { probe: true }).pipe(timeout(1_000))).then(
+            () => true,
+            () => false,
+          ),
+        'a round trip works again',
+        outage.budgetMs === undefined ? undefined : outage.budgetMs / 3,
+      );
+      expect(probe.state).toBe('open');
+      await clock.advanceAsync(BREAK); // the break is over: the next call is the half-open probe
+      await expect(lastValueFrom(inventory.send('inventory.echo', { n: 3 }))).resolves.toEqual({ echo: { n: 3 } });
+      expect(probe.state).toBe('closed');
+    },
+    outage.budgetMs,
+  );
 });

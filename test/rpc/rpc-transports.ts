@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -122,6 +123,152 @@ export async function startMosquitto(): Promise<Broker> {
   return spawnBroker(process.env.MOSQUITTO_BIN ?? '/usr/sbin/mosquitto', ['-c', config], port, () =>
     rmSync(dir, { recursive: true, force: true }),
   );
+}
+
+/** `count` distinct free loopback ports. */
+async function freePorts(count: number): Promise<number[]> {
+  const ports = new Set<number>();
+  while (ports.size < count) ports.add(await freePort());
+  return [...ports];
+}
+
+/**
+ * A process started in a process group of its own (detached), so SIGKILL to the group reaches whatever it
+ * forked that stayed in the group. `exited` resolves once the process itself is gone.
+ */
+interface GroupProcess {
+  readonly exited: Promise<void>;
+  /** The last few kilobytes it wrote to stdout and stderr. */
+  output(): string;
+  /** SIGKILL to the whole group (if still running), then waits for the process to exit. */
+  kill(): Promise<void>;
+}
+
+function spawnGroup(command: string, args: string[], env: NodeJS.ProcessEnv, cwd: string): GroupProcess {
+  const child = spawn(command, args, { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4_000));
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
+  // Should the test process end first, the group must not outlive it.
+  const orphaned = () => {
+    try {
+      if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // the group is gone already
+    }
+  };
+  process.once('exit', orphaned);
+  const exited = new Promise<void>((resolve) => {
+    child.once('error', (error) => {
+      keep(Buffer.from(String(error)));
+      resolve();
+    });
+    child.once('exit', () => resolve());
+  }).finally(() => process.removeListener('exit', orphaned));
+  return {
+    exited,
+    output: () => output,
+    async kill() {
+      if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
+        try {
+          process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          // the group is gone already
+        }
+      }
+      await exited;
+      child.stdout.destroy();
+      child.stderr.destroy();
+    },
+  };
+}
+
+/** Resolves once the port accepts connections; rejects if the process exits first or the time is up. */
+async function waitForGroup(what: string, group: GroupProcess, port: number, timeoutMs: number): Promise<void> {
+  await Promise.race([
+    waitForPort(port, timeoutMs),
+    group.exited.then(() => {
+      throw new Error(`${what} exited: ${group.output()}`);
+    }),
+  ]);
+}
+
+/** How long a RabbitMQ node may take to boot (Erlang VM, Mnesia, the AMQP listener last). */
+export const RABBITMQ_BOOT_TIMEOUT = 60_000;
+
+/**
+ * Debian's rabbitmq-server as a node of its own: a random node name, the AMQP listener, the Erlang
+ * distribution and an epmd of its own on free loopback ports, its Mnesia, logs, config and (no) plugins in
+ * a temporary directory. The node runs in the foreground (`RABBITMQ_ALLOW_INPUT`: the script execs the VM
+ * instead of forking it, `-noinput` still closes the shell) in a process group of its own, and so does its
+ * epmd (started here instead of by the VM, which would daemonize it out of reach). `kill` SIGKILLs both;
+ * `restart` starts both again on the same ports with the same node name and Mnesia directory.
+ */
+export async function startRabbitMq(): Promise<Broker> {
+  const [port, distPort, epmdPort] = await freePorts(3);
+  const dir = mkdtempSync(join(tmpdir(), 'nest-resilience-rmq-'));
+  const config = join(dir, 'rabbitmq.conf');
+  const plugins = join(dir, 'enabled_plugins');
+  writeFileSync(config, `listeners.tcp.default = 127.0.0.1:${port}\n`);
+  writeFileSync(plugins, '');
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    HOME: dir, // its .erlang.cookie
+    RABBITMQ_NODENAME: `rabbit-${randomBytes(6).toString('hex')}@localhost`,
+    RABBITMQ_NODE_IP_ADDRESS: '127.0.0.1',
+    RABBITMQ_NODE_PORT: String(port),
+    RABBITMQ_DIST_PORT: String(distPort),
+    ERL_EPMD_PORT: String(epmdPort),
+    ERL_EPMD_ADDRESS: '127.0.0.1',
+    RABBITMQ_MNESIA_BASE: join(dir, 'mnesia'),
+    RABBITMQ_LOG_BASE: join(dir, 'log'),
+    RABBITMQ_PID_FILE: join(dir, 'rabbitmq.pid'),
+    RABBITMQ_CONFIG_FILE: config,
+    RABBITMQ_ADVANCED_CONFIG_FILE: join(dir, 'advanced.config'),
+    RABBITMQ_ENABLED_PLUGINS_FILE: plugins,
+    RABBITMQ_ALLOW_INPUT: 'true',
+    RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS: '-noinput -start_epmd false -kernel inet_dist_use_interface {127,0,0,1}',
+  };
+  const server = process.env.RABBITMQ_SERVER_BIN ?? '/usr/lib/rabbitmq/bin/rabbitmq-server';
+  const epmd = process.env.EPMD_BIN ?? 'epmd';
+  let processes: GroupProcess[] = [];
+  const killAll = async () => {
+    await Promise.all(processes.map((p) => p.kill()));
+    processes = [];
+  };
+  const launch = async () => {
+    try {
+      const epmdProcess = spawnGroup(epmd, ['-port', String(epmdPort), '-address', '127.0.0.1'], env, dir);
+      processes.push(epmdProcess);
+      await waitForGroup('epmd', epmdProcess, epmdPort, 10_000);
+      const node = spawnGroup(server, [], env, dir);
+      processes.push(node);
+      await waitForGroup('rabbitmq-server', node, port, RABBITMQ_BOOT_TIMEOUT);
+    } catch (error) {
+      await killAll();
+      throw error;
+    }
+  };
+  const cleanup = () => rmSync(dir, { recursive: true, force: true });
+  try {
+    await launch();
+  } catch (error) {
+    cleanup();
+    throw error;
+  }
+  return {
+    port,
+    async stop() {
+      await killAll();
+      cleanup();
+    },
+    kill: killAll,
+    async restart() {
+      if (processes.length > 0) throw new Error(`rabbitmq-server on port ${port} is still running`);
+      await launch();
+    },
+  };
 }
 
 /** One transport under test: how servers listen and clients connect, and an address nothing serves. */
