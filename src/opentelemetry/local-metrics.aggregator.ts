@@ -71,12 +71,47 @@ class HistogramSeries {
 
 /** The series of one source, with the last one used (a hot loop hits the same series again and again). */
 class SourceSeries<S> {
-  readonly byKey = new Map<string, S>();
-  last: S | undefined;
-  k1: unknown;
-  k2: unknown;
-  k3: unknown;
-  k4: unknown;
+  private readonly byKey = new Map<string, S>();
+  private last: S | undefined;
+
+  /** Every series kept. */
+  values(): IterableIterator<S> {
+    return this.byKey.values();
+  }
+
+  private k1: unknown;
+  private k2: unknown;
+  private k3: unknown;
+  private k4: unknown;
+
+  /** The series kept for these keys (the last one used first, then the map), or `undefined`. */
+  find(k1: unknown, k2: unknown, k3: unknown, k4: unknown): S | undefined {
+    if (this.last !== undefined && this.k1 === k1 && this.k2 === k2 && this.k3 === k3 && this.k4 === k4) {
+      return this.last;
+    }
+    const value = this.byKey.get(seriesKey(k1, k2, k3, k4));
+    if (value !== undefined) this.remember(value, k1, k2, k3, k4);
+    return value;
+  }
+
+  /** Keeps `value` as the series of these keys. */
+  keep(value: S, k1: unknown, k2: unknown, k3: unknown, k4: unknown): S {
+    this.byKey.set(seriesKey(k1, k2, k3, k4), value);
+    this.remember(value, k1, k2, k3, k4);
+    return value;
+  }
+
+  private remember(value: S, k1: unknown, k2: unknown, k3: unknown, k4: unknown): void {
+    this.last = value;
+    this.k1 = k1;
+    this.k2 = k2;
+    this.k3 = k3;
+    this.k4 = k4;
+  }
+}
+
+function seriesKey(k1: unknown, k2: unknown, k3: unknown, k4: unknown): string {
+  return `${String(k1)}\u0000${String(k2)}\u0000${String(k3)}\u0000${String(k4)}`;
 }
 
 /**
@@ -96,23 +131,11 @@ export class SeriesCache<V> {
   get<A>(source: object, k1: unknown, k2: unknown, k3: unknown, k4: unknown, build: (arg: A) => V, arg: A): V {
     let series = this.bySource.get(source);
     if (!series) this.bySource.set(source, (series = new SourceSeries<V>()));
-    if (series.last !== undefined && series.k1 === k1 && series.k2 === k2 && series.k3 === k3 && series.k4 === k4) {
-      return series.last;
-    }
-    const key = `${String(k1)}\u0000${String(k2)}\u0000${String(k3)}\u0000${String(k4)}`;
-    let value = series.byKey.get(key);
-    if (value === undefined) {
-      if (this.size >= this.limit) return build(arg);
-      this.size++;
-      value = build(arg);
-      series.byKey.set(key, value);
-    }
-    series.last = value;
-    series.k1 = k1;
-    series.k2 = k2;
-    series.k3 = k3;
-    series.k4 = k4;
-    return value;
+    const found = series.find(k1, k2, k3, k4);
+    if (found !== undefined) return found;
+    if (this.size >= this.limit) return build(arg);
+    this.size++;
+    return series.keep(build(arg), k1, k2, k3, k4);
   }
 }
 
@@ -174,7 +197,7 @@ export class LocalMetrics {
   collect(names: { events: string; attempts: string; pipelines: string }, now = Date.now()): ProducedMetric[] {
     const endTime = hrTime(now);
     const metrics: ProducedMetric[] = [];
-    const counters = [...this.counters.values()].flatMap((m) => [...m.byKey.values()]);
+    const counters = [...this.counters.values()].flatMap((m) => [...m.values()]);
     if (counters.length) {
       metrics.push({
         descriptor: {
@@ -195,7 +218,7 @@ export class LocalMetrics {
       });
     }
     const histogram = (name: string, description: string, series: Map<object, SourceSeries<HistogramSeries>>): void => {
-      const all = [...series.values()].flatMap((m) => [...m.byKey.values()]);
+      const all = [...series.values()].flatMap((m) => [...m.values()]);
       if (!all.length) return;
       metrics.push({
         descriptor: { name, description, unit: 'ms', valueType: ValueType.DOUBLE },
@@ -237,29 +260,11 @@ export class LocalMetrics {
   ): S | undefined {
     let bySource = all.get(source);
     if (!bySource) all.set(source, (bySource = new SourceSeries<S>()));
-    if (
-      bySource.last !== undefined &&
-      bySource.k1 === k1 &&
-      bySource.k2 === k2 &&
-      bySource.k3 === k3 &&
-      bySource.k4 === k4
-    ) {
-      return bySource.last;
-    }
-    const key = `${String(k1)}\u0000${String(k2)}\u0000${String(k3)}\u0000${String(k4)}`;
-    let series = bySource.byKey.get(key);
-    if (!series) {
-      // Unbounded operation keys or instance names must not grow memory without limit.
-      if (this.seriesCount >= this.seriesLimit) return undefined;
-      this.seriesCount++;
-      series = create(tags(arg));
-      bySource.byKey.set(key, series);
-    }
-    bySource.last = series;
-    bySource.k1 = k1;
-    bySource.k2 = k2;
-    bySource.k3 = k3;
-    bySource.k4 = k4;
-    return series;
+    const found = bySource.find(k1, k2, k3, k4);
+    if (found !== undefined) return found;
+    // Unbounded operation keys or instance names must not grow memory without limit.
+    if (this.seriesCount >= this.seriesLimit) return undefined;
+    this.seriesCount++;
+    return bySource.keep(create(tags(arg)), k1, k2, k3, k4);
   }
 }
