@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, normalize } from 'node:path';
 import { promisify } from 'node:util';
 import { consumerApps, ENTRY_PEERS, NEST_PEERS, OPTIONAL_PEERS } from './consumer-apps.js';
+import { brokenLinks, markdownFilesUnder, relativeLinks } from './markdown-links.js';
 import { documentationFiles, extractSnippets } from './markdown-snippets.js';
 import {
   createConsumerApp,
@@ -94,7 +95,7 @@ afterAll(() => {
 });
 
 describe('the tarball', () => {
-  it('holds the build of every entry, the license, the readme and the changelog, and no tests', () => {
+  it('holds the build of every entry, the license, the readme, the guides and the changelog, and no tests', () => {
     const manifest = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
       exports: Record<string, string | Record<string, string>>;
     };
@@ -102,8 +103,17 @@ describe('the tarball', () => {
       typeof target === 'string' ? [target] : Object.values(target),
     );
     for (const target of targets) expect(packed.files).toContain(normalize(target));
-    for (const file of ['LICENSE', 'README.md', 'CHANGELOG.md', 'package.json']) expect(packed.files).toContain(file);
-    expect(packed.files.filter((file) => /(^|\/)test\/|\.spec\.|sample-app|bench\//.test(file))).toEqual([]);
+    for (const file of [
+      'LICENSE',
+      'README.md',
+      'CHANGELOG.md',
+      'package.json',
+      'docs/strategies.md',
+      'docs/images/dashboard.png',
+    ]) {
+      expect(packed.files).toContain(file);
+    }
+    expect(packed.files.filter((file) => /(^|\/)test\/|\.spec\.|^sample-app\/|(^|\/)bench\//.test(file))).toEqual([]);
   });
 
   it('ships every source file its source maps and declaration maps point at', () => {
@@ -132,6 +142,23 @@ describe('the tarball', () => {
     const problems = stdout.split('\n').filter((line) => /[❌💀🥴🐛❗]|⚠️/u.test(line) && !line.includes('ignored'));
     expect(problems).toEqual([]);
     expect(stdout).toMatch(/node16 \(from ESM\): 🟢 \(ESM\)/u);
+  });
+});
+
+describe('the guides as installed from the tarball', () => {
+  const installed = () => join(apps.get('core-only')!.dir, 'node_modules/nest-resilience');
+  const pages = () => ['README.md', ...markdownFilesUnder(installed(), 'docs')];
+
+  it('are shipped: every page of docs/ and the images they show', () => {
+    const shipped = pages();
+    expect(shipped).toEqual(['README.md', ...markdownFilesUnder(repoRoot, 'docs')]);
+    expect(shipped.length).toBeGreaterThan(10);
+  });
+
+  it('link only to files inside the installed package, and to headings that exist', () => {
+    const links = pages().flatMap((page) => relativeLinks(readFileSync(join(installed(), page), 'utf8')));
+    expect(links.length).toBeGreaterThan(50);
+    expect(brokenLinks(installed(), pages())).toEqual([]);
   });
 });
 
