@@ -17,11 +17,14 @@ export interface MarkdownSnippet {
 const FENCE = /^(\s*)```(ts|typescript)(?:\s+(.*))?$/;
 
 export function documentationFiles(root: string): string[] {
-  const docs = readdirSync(join(root, 'docs'))
-    .filter((name) => name.endsWith('.md'))
-    .sort()
-    .map((name) => `docs/${name}`);
-  return ['README.md', ...docs];
+  const pagesOf = (folder: string): string[] =>
+    readdirSync(join(root, folder), { withFileTypes: true })
+      .sort((a, b) => a.name.localeCompare(b.name))
+      .flatMap((entry) => {
+        if (entry.isDirectory()) return pagesOf(`${folder}/${entry.name}`);
+        return entry.name.endsWith('.md') ? [`${folder}/${entry.name}`] : [];
+      });
+  return ['README.md', ...pagesOf('docs')];
 }
 
 export function extractSnippets(root: string, document: string): MarkdownSnippet[] {
