@@ -61,7 +61,8 @@ export interface AddPipelineOptions {
   readonly section?: string;
 }
 
-const BUILDER_OPTION_KEYS = [
+/** The options `new ResiliencePipelineBuilder(options)` accepts. @internal */
+export const BUILDER_OPTION_KEYS = [
   'name',
   'instanceName',
   'timeProvider',
