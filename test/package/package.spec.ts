@@ -4,7 +4,7 @@
 // TypeScript snippet of README.md and docs/ compiles against the installed package.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, normalize } from 'node:path';
 import { promisify } from 'node:util';
@@ -45,6 +45,15 @@ const SNIPPET_PACKAGES = [
   '@nestjs/config',
 ];
 
+/** The example project of examples/jest-esm: its manifest says what it installs and how it runs its tests. */
+const exampleDir = join(repoRoot, 'examples/jest-esm');
+const exampleManifest = JSON.parse(readFileSync(join(exampleDir, 'package.json'), 'utf8')) as {
+  scripts: Record<string, string>;
+  dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
+};
+let exampleApp: ConsumerApp;
+
 let workDir: string;
 let packed: PackedPackage;
 // tsc over an installed package takes seconds on a quiet machine and can take a minute on a busy one.
@@ -74,6 +83,13 @@ beforeAll(async () => {
         );
         apps.set(app.name, installed);
       }),
+      (async () => {
+        // Its dependencies but the library itself, at this repository's locked versions.
+        const packages = Object.keys(exampleManifest.devDependencies);
+        exampleApp = await timed('install jest-esm example', () =>
+          createConsumerApp(join(workDir, 'jest-esm'), packed.tarball, packages, exampleManifest.scripts),
+        );
+      })(),
       (async () => {
         docsApp = await timed('install docs', () =>
           createConsumerApp(join(workDir, 'docs'), packed.tarball, SNIPPET_PACKAGES),
@@ -252,6 +268,43 @@ describe.each(consumerApps)('a $name app (peers: $peers)', (definition) => {
     const output = await timed(`run ${definition.name}`, () => app().runNode('out/main.js'));
     expect(JSON.parse(output)).toEqual(definition.expected);
   });
+});
+
+describe('the example project examples/jest-esm', () => {
+  it('depends on the library and on packages this repository locks', () => {
+    expect(Object.keys(exampleManifest.dependencies)).toEqual(['nest-resilience']);
+    expect(existsSync(join(exampleApp.dir, 'node_modules/jest/package.json'))).toBe(true);
+  });
+
+  it(
+    'type-checks with its own tsconfig (strict, skipLibCheck: false) against the installed package',
+    async () => {
+      for (const entry of ['jest.config.js', 'tsconfig.json', 'src', 'test']) {
+        cpSync(join(exampleDir, entry), join(exampleApp.dir, entry), { recursive: true });
+      }
+      const tsc = join(exampleApp.dir, 'node_modules/typescript/bin/tsc');
+      const result = await timed('tsc jest-esm example', () =>
+        run(process.execPath, [tsc, '-p', 'tsconfig.json', '--pretty', 'false'], { cwd: exampleApp.dir }).then(
+          () => '',
+          (error: { stdout: string; stderr: string }) => `${error.stdout}${error.stderr}`,
+        ),
+      );
+      expect(result).toBe('');
+    },
+    TYPE_CHECK_TIMEOUT,
+  );
+
+  it(
+    'passes its own `npm test`: Jest in ESM with the test kit',
+    async () => {
+      expect(existsSync(join(exampleApp.dir, 'test/quote.client.spec.ts'))).toBe(true);
+      const { stderr } = await timed('npm test jest-esm example', () =>
+        run('npm', ['test', '--silent'], { cwd: exampleApp.dir, env: { ...process.env, CI: 'true' } }),
+      );
+      expect(stderr).toMatch(/Tests: +4 passed, 4 total/);
+    },
+    TYPE_CHECK_TIMEOUT,
+  );
 });
 
 describe('the documentation snippets', () => {
