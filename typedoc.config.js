@@ -29,6 +29,8 @@ export default {
   sourceLinkTemplate: 'https://github.com/nest-resilience/nest-resilience/blob/{gitRevision}/{path}#L{line}',
   readme: 'README.md',
   projectDocuments: ['docs/*.md', 'docs/strategies/*.md', 'CHANGELOG.md'],
+  // The built-in search finds words of the guides too, not only their titles.
+  searchInDocuments: true,
   sort: ['kind', 'alphabetical'],
   excludePrivate: true,
   excludeProtected: true,
