@@ -19,7 +19,10 @@ const FENCE = /^(\s*)```(ts|typescript)(?:\s+(.*))?$/;
 export function documentationFiles(root: string): string[] {
   const pagesOf = (folder: string): string[] =>
     readdirSync(join(root, folder), { withFileTypes: true })
-      .sort((a, b) => a.name.localeCompare(b.name))
+      // A folder after the page of its name: `strategies.md`, then `strategies/…` ('.' sorts before '/').
+      .map((entry) => ({ entry, key: entry.isDirectory() ? `${entry.name}/` : entry.name }))
+      .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+      .map(({ entry }) => entry)
       .flatMap((entry) => {
         if (entry.isDirectory()) return pagesOf(`${folder}/${entry.name}`);
         return entry.name.endsWith('.md') ? [`${folder}/${entry.name}`] : [];
