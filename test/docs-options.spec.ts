@@ -22,6 +22,20 @@ import type { OAuthModuleOptions } from '../src/nest/oauth/oauth.module.js';
 import type { ResilienceModuleOptions } from '../src/nest/resilience-module-options.interface.js';
 import type { OAuthClientOptions } from '../src/oauth/oauth-client.options.js';
 import { STORE_KEYS } from '../src/redis/redis-resilience-store.factory.js';
+import {
+  chaosBehaviorRegistration,
+  chaosFaultRegistration,
+  chaosLatencyRegistration,
+  chaosOutcomeRegistration,
+  circuitBreakerRegistration,
+  concurrencyLimiterRegistration,
+  fallbackRegistration,
+  hedgingRegistration,
+  rateLimiterRegistration,
+  retryRegistration,
+  timeoutRegistration,
+  type StrategyDefinition,
+} from '../src/core/index.js';
 import { markdownFilesUnder } from './package/markdown-links.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -171,4 +185,41 @@ describe('the option tables of the guides', () => {
       }).toEqual({ undocumented: [], unknownToTheCode: [] });
     },
   );
+});
+
+/** The strategies each page of docs/strategies/ covers: its Telemetry table lists their events. */
+const PAGE_STRATEGIES: Record<string, Pick<StrategyDefinition, 'events'>[]> = {
+  'docs/strategies/retry.md': [retryRegistration],
+  'docs/strategies/timeout.md': [timeoutRegistration],
+  'docs/strategies/fallback.md': [fallbackRegistration],
+  'docs/strategies/circuit-breaker.md': [circuitBreakerRegistration],
+  'docs/strategies/hedging.md': [hedgingRegistration],
+  'docs/strategies/rate-limiter.md': [rateLimiterRegistration, concurrencyLimiterRegistration],
+  'docs/strategies/chaos.md': [
+    chaosFaultRegistration,
+    chaosLatencyRegistration,
+    chaosOutcomeRegistration,
+    chaosBehaviorRegistration,
+  ],
+};
+
+/** The first column of the table under `## Telemetry`. */
+function telemetryEvents(page: string): string[] {
+  const text = readFileSync(resolve(root, page), 'utf8');
+  const section = text.split('\n## Telemetry\n')[1]?.split('\n## ')[0] ?? '';
+  return section
+    .split('\n')
+    .filter((line) => /^\| `/.test(line))
+    .map((line) => /`([^`]+)`/.exec(line)![1]);
+}
+
+describe('the telemetry tables of the strategy pages', () => {
+  it('cover every page of docs/strategies/', () => {
+    expect(markdownFilesUnder(root, 'docs/strategies').sort()).toEqual(Object.keys(PAGE_STRATEGIES).sort());
+  });
+
+  it.each(Object.entries(PAGE_STRATEGIES))('%s lists exactly the events its strategies report', (page, strategies) => {
+    const reported = [...new Set(strategies.flatMap((strategy) => strategy.events))].sort();
+    expect([...new Set(telemetryEvents(page))].sort()).toEqual(reported);
+  });
 });
