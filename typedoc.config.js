@@ -51,10 +51,6 @@ export default {
     'ResilienceStoreHandle',
     'RedisStoreConfig',
     'EventSink',
-    'StrategyPorts',
-    'ResilienceExplorer',
-    'AddPipelineOptions',
-    'SharedLimitSection',
   ],
   // Members of src/redis and of the module's options whose comments belong to the Redis layer's own
   // change; remove a name here when its comment lands (TypeDoc fails on names that no longer apply).

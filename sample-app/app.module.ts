@@ -62,7 +62,8 @@ const ResilienceFileModule = ConfigModule.forFeature(resilienceConfig);
     ResilienceAdminModule.forRoot({
       path: 'resilience',
       // The dashboard's own buttons: one group per upstream, a button per mode (PUT /upstreams/:name/mode).
-      dashboard: { actions: upstreamDashboardActions() },
+      // signInUrl: where the dashboard links to once its session has ended (it then says "signed out").
+      dashboard: { actions: upstreamDashboardActions(), signInUrl: '/auth/login?returnTo=/resilience/dashboard' },
       control: true,
       guards: [SampleAdminGuard],
       imports: [SampleAdminAccessModule],

@@ -12,7 +12,9 @@ async function bootstrap(): Promise<void> {
   const app = await NestFactory.create(AppModule, {
     logger: debug ? ['error', 'warn', 'log', 'debug'] : ['error', 'warn', 'log'],
   });
-  app.enableShutdownHooks();
+  // SIGHUP reloads the resilience file (ResilienceConfigReloader), so it is not a shutdown signal here:
+  // without a list, Nest would also close the app on SIGHUP. process.exit(0) after a clean close.
+  app.enableShutdownHooks(['SIGTERM', 'SIGINT'], { useProcessExit: true });
   const rpc = await connectWeatherRpc(app);
   const port = Number(process.env.PORT ?? 3000);
   const host = process.env.HOST ?? '127.0.0.1';

@@ -202,6 +202,8 @@ export {
   type StrategyDefinition,
   type StrategyNext,
   type StrategyPipelineInfo,
+  type StrategyPorts,
+  type CircuitPort,
   type StrategyRegistration,
   type StrategySection,
   type StrategySectionDefinition,
@@ -219,6 +221,7 @@ export {
   type CircuitInfo,
   type LimiterInfo,
   type ResilienceStrategyDescription,
+  type AddPipelineOptions,
 } from './core/index.js';
 export {
   Bulkhead,

@@ -72,6 +72,7 @@ export {
   builtInStrategies,
   ResiliencePipelineBuilder,
   strategyRegistration,
+  type AddPipelineOptions,
   type BuiltInStrategies,
   type ResiliencePipelineBuilderOptions,
 } from './pipeline/resilience-pipeline.builder.js';
@@ -83,6 +84,7 @@ export {
   type StrategyDefinition,
   type StrategyNext,
   type StrategyPipelineInfo,
+  type StrategyPorts,
   type StrategyRegistration,
   type StrategySectionDefinition,
 } from './resilience-strategy.interface.js';
@@ -144,6 +146,7 @@ export {
   type CircuitMetricsSnapshot,
   type CircuitPermit,
   type CircuitPolicy,
+  type CircuitPort,
   type CircuitSnapshot,
   type CircuitState,
   type CircuitTransition,

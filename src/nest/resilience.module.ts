@@ -120,6 +120,7 @@ import {
   ],
 })
 export class ResilienceModule extends ConfigurableResilienceModule implements NestModule {
+  /** @internal Nest creates the module. */
   constructor(@Inject(ResilienceExplorer) private readonly explorer: ResilienceExplorer) {
     super();
   }

@@ -1,7 +1,18 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parse, stringify } from 'yaml';
 
 /** The project's root (the tests run from it). */
@@ -11,51 +22,33 @@ const SCRIPT = join(ROOT, 'scripts', 'start-cluster.mjs');
 /**
  * The sample compiled into a folder of its own, so the fleet never runs from `dist/` (which `npm pack`
  * deletes and rebuilds while the tests run). The folder lies under node_modules/.cache so the compiled
- * files resolve the project's packages.
+ * files resolve the project's packages. It is compiled once per state of the sources (a hash of
+ * `src/`, `sample-app/` and the build settings names the folder), and shared by every test file that
+ * needs it; what a test writes (a config file, an entry) goes to a folder of its own.
  */
 export class SampleBuild {
   readonly dir: string;
   readonly entry: string;
+  /** This user's files (config copies, entries); removed by `dispose()`. */
+  private readonly workDir: string;
 
-  private constructor(dir: string) {
+  private constructor(dir: string, workDir: string) {
     this.dir = dir;
     this.entry = join(dir, 'sample-app', 'main.js');
+    this.workDir = workDir;
   }
 
   static async compile(): Promise<SampleBuild> {
     const cache = join(ROOT, 'node_modules', '.cache');
     mkdirSync(cache, { recursive: true });
-    const build = new SampleBuild(mkdtempSync(join(cache, 'sample-cluster-')));
-    // The build's settings (tsconfig.build.json), for the sample and what it imports only.
-    writeFileSync(
-      join(build.dir, 'tsconfig.json'),
-      JSON.stringify({
-        extends: join(ROOT, 'tsconfig.build.json'),
-        compilerOptions: {
-          outDir: build.dir,
-          rootDir: ROOT,
-          declaration: false,
-          declarationMap: false,
-          sourceMap: false,
-        },
-        include: [join(ROOT, 'sample-app')],
-      }),
-    );
-    const tsc = spawn(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', build.dir], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const { code, output } = await finished(tsc);
-    if (code !== 0) {
-      build.dispose();
-      throw new Error(`tsc failed (${code}):\n${output}`);
-    }
-    return build;
+    const dir = join(cache, `sample-build-${sourcesHash()}`);
+    if (!existsSync(join(dir, '.complete'))) await compileInto(cache, dir);
+    return new SampleBuild(dir, mkdtempSync(join(cache, 'sample-work-')));
   }
 
   /** An entry that fails at once on the instance whose PORT is `CLUSTER_TEST_CRASH_PORT`, else runs the sample. */
   crashingEntry(): string {
-    const path = join(this.dir, 'crash-on-port.mjs');
+    const path = join(this.workDir, 'crash-on-port.mjs');
     writeFileSync(
       path,
       [
@@ -63,7 +56,7 @@ export class SampleBuild {
         "  process.stderr.write('simulated start-up failure\\n');",
         '  process.exit(3);',
         '}',
-        "await import('./sample-app/main.js');",
+        `await import(${JSON.stringify(pathToFileURL(this.entry).href)});`,
         '',
       ].join('\n'),
     );
@@ -76,13 +69,66 @@ export class SampleBuild {
       pipelines: Record<string, Record<string, unknown>>;
     };
     edit(doc);
-    const path = join(this.dir, 'resilience.yaml');
+    const path = join(this.workDir, 'resilience.yaml');
     writeFileSync(path, stringify(doc));
     return path;
   }
 
   dispose(): void {
-    rmSync(this.dir, { recursive: true, force: true });
+    rmSync(this.workDir, { recursive: true, force: true });
+  }
+}
+
+/** A hash of everything the compiled sample depends on. */
+function sourcesHash(): string {
+  const hash = createHash('sha256');
+  const add = (path: string): void => {
+    for (const entry of readdirSync(path, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      const full = join(path, entry.name);
+      if (entry.isDirectory()) add(full);
+      else hash.update(relative(ROOT, full)).update('\0').update(readFileSync(full)).update('\0');
+    }
+  };
+  add(join(ROOT, 'src'));
+  add(join(ROOT, 'sample-app'));
+  for (const file of ['tsconfig.json', 'tsconfig.build.json', 'package.json'])
+    hash.update(readFileSync(join(ROOT, file)));
+  return hash.digest('hex').slice(0, 16);
+}
+
+/** Compiles the sample into a fresh folder, then moves it to `dir` (another test file may have won the race). */
+async function compileInto(cache: string, dir: string): Promise<void> {
+  const build = mkdtempSync(join(cache, 'sample-compiling-'));
+  // The build's settings (tsconfig.build.json), for the sample and what it imports only.
+  writeFileSync(
+    join(build, 'tsconfig.json'),
+    JSON.stringify({
+      extends: join(ROOT, 'tsconfig.build.json'),
+      compilerOptions: {
+        outDir: build,
+        rootDir: ROOT,
+        declaration: false,
+        declarationMap: false,
+        sourceMap: false,
+      },
+      include: [join(ROOT, 'sample-app')],
+    }),
+  );
+  const tsc = spawn(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', build], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const { code, output } = await finished(tsc);
+  if (code !== 0) {
+    rmSync(build, { recursive: true, force: true });
+    throw new Error(`tsc failed (${code}):\n${output}`);
+  }
+  writeFileSync(join(build, '.complete'), '');
+  try {
+    renameSync(build, dir);
+  } catch {
+    rmSync(build, { recursive: true, force: true }); // compiled meanwhile by another test file
+    if (!existsSync(join(dir, '.complete'))) throw new Error(`could not move the compiled sample to ${dir}`);
   }
 }
 

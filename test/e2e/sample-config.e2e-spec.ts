@@ -1,14 +1,16 @@
 import 'reflect-metadata';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import type { App } from 'supertest/types.js';
 import { ResiliencePipelineRegistry, ResilienceValidationError } from '../../src/index.js';
 import { SAMPLE_ADMIN_CONFIG } from '../../sample-app/admin/sample-admin.guard.js';
-import { ResilienceConfigReloader } from '../../sample-app/config/resilience-reload.service.js';
 import { FlakyUpstreamServer } from '../../sample-app/upstream/flaky-upstream.server.js';
 import { LineLogger } from '../utils/line.logger.js';
 import { SampleConfigFile, startSample, withoutRetryDelays, type ResilienceDocument } from './sample-app.fixture.js';
+import { SampleBuild } from './sample-cluster.fixture.js';
+import { SampleProcess } from './sample-process.fixture.js';
+import { freePort } from './sample-tour.browser.js';
 
 const TOKEN = 'a-test-admin-token-for-scripts';
 
@@ -100,14 +102,13 @@ describe('sample app: the resilience file at start-up', () => {
   });
 });
 
-describe('sample app: reloading the resilience file (SIGHUP, POST /admin/reload)', () => {
+describe('sample app: reloading the resilience file (POST /admin/reload, the SIGHUP listener)', () => {
   const lines = new LineLogger();
   const config = new SampleConfigFile(weather(3, 2));
   let app: INestApplication<App>;
   let server: App;
   let upstream: FlakyUpstreamServer;
   let registry: ResiliencePipelineRegistry;
-  let reloader: ResilienceConfigReloader;
   const listenersBefore = process.listenerCount('SIGHUP');
 
   beforeAll(async () => {
@@ -118,7 +119,6 @@ describe('sample app: reloading the resilience file (SIGHUP, POST /admin/reload)
     server = app.getHttpServer();
     upstream = app.get(FlakyUpstreamServer);
     registry = app.get(ResiliencePipelineRegistry);
-    reloader = app.get(ResilienceConfigReloader);
   });
 
   afterAll(async () => {
@@ -135,31 +135,6 @@ describe('sample app: reloading the resilience file (SIGHUP, POST /admin/reload)
 
   it('listens for SIGHUP while running', () => {
     expect(process.listenerCount('SIGHUP')).toBe(listenersBefore + 1);
-  });
-
-  it('applies a changed file on SIGHUP; the open circuit stays open', async () => {
-    // Two failures in a row open the circuit: the second attempt's failure, then the third is rejected.
-    expect(await atlantisCalls(503)).toBe(2);
-    expect((await registry.circuitState('weather'))?.state).toBe('open');
-
-    config.write(weather(1, 10));
-    process.emit('SIGHUP');
-    await reloader.settled;
-
-    expect(registry.getPipelineConfig('weather')?.retry?.maxRetryAttempts).toBe(1);
-    expect((await registry.circuitState('weather'))?.state).toBe('open');
-    const rejected = await request(server).get('/weather/lisbon/strict').expect(503);
-    expect(rejected.headers['retry-after']).toBe('60');
-    expect(await atlantisCalls(503)).toBe(0);
-    expect(
-      lines.lines.some((l) => l.text.startsWith('SAMPLE_CONFIG_RELOADED from resilience.yaml: reloaded [weather]')),
-    ).toBe(true);
-
-    // Closed by hand, the circuit now runs the new options: one retry, and 10 failures to open.
-    await registry.closeCircuit('weather');
-    expect(await atlantisCalls(500)).toBe(2);
-    expect(await atlantisCalls(500)).toBe(2);
-    expect((await registry.circuitState('weather'))?.state).toBe('closed');
   });
 
   it('applies it on POST /admin/reload and answers with what changed', async () => {
@@ -196,7 +171,7 @@ describe('sample app: reloading the resilience file (SIGHUP, POST /admin/reload)
     expect(registry.pipelineNames).toContain('extra');
   });
 
-  it('refuses an invalid file with its problems, by either way; the running pipelines stay', async () => {
+  it('refuses an invalid file with its problems, answered and logged; the running pipelines stay', async () => {
     config.write((doc) => {
       weather(0, 10)(doc);
       doc.pipelines.weather.timeout = 'never';
@@ -211,9 +186,6 @@ describe('sample app: reloading the resilience file (SIGHUP, POST /admin/reload)
       ]),
     );
     expect(JSON.stringify(refused.body)).not.toContain(config.path);
-
-    process.emit('SIGHUP');
-    await reloader.settled;
     const logged = lines.lines.filter((l) => l.text.startsWith('SAMPLE_CONFIG_RELOAD_REJECTED'));
     expect(logged.at(-1)).toMatchObject({ level: 'error' });
     expect(logged.at(-1)!.text).toContain('pipelines.weather.timeout.timeout: "never"');
@@ -229,4 +201,95 @@ describe('sample app: reloading the resilience file (SIGHUP, POST /admin/reload)
     await other.close();
     expect(process.listenerCount('SIGHUP')).toBe(listenersBefore + 1);
   });
+});
+
+describe('sample app as a process: kill -HUP reloads the file and the app keeps serving; SIGTERM stops it', () => {
+  const config = new SampleConfigFile(weather(3, 2));
+  let build: SampleBuild | undefined;
+  let sample: SampleProcess | undefined;
+
+  beforeAll(async () => {
+    // The sample compiled as `npm run build` compiles it, into a folder of its own (dist/ may be rebuilt
+    // by another suite meanwhile). One compilation: a generous budget for a busy machine.
+    build = await SampleBuild.compile();
+  }, 300_000);
+
+  afterEach(async () => {
+    await sample?.kill();
+  });
+
+  afterAll(() => {
+    build?.dispose();
+    config.dispose();
+  });
+
+  it('applies a changed file on SIGHUP (an open circuit stays open), logs an invalid one, and exits 0 on SIGTERM', async () => {
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    sample = new SampleProcess(build!, {
+      PORT: String(port),
+      RPC_PORT: String(await freePort()),
+      RESILIENCE_CONFIG: config.path,
+      ADMIN_TOKEN: TOKEN,
+      REDIS_URL: undefined,
+      OIDC_PORT: undefined,
+      LOG_LEVEL: undefined,
+    });
+    const admin = { authorization: `Bearer ${TOKEN}` };
+    const get = (path: string) => fetch(`${base}${path}`, { headers: admin });
+    const upstreamRequests = async () =>
+      ((await (await get('/upstreams/weather')).json()) as { requests: number }).requests;
+    const atlantisCalls = async (status: number) => {
+      const before = await upstreamRequests();
+      const res = await fetch(`${base}/weather/atlantis/strict`);
+      await res.arrayBuffer();
+      expect(res.status).toBe(status);
+      return (await upstreamRequests()) - before;
+    };
+
+    // The pid it prints at start is the one to signal.
+    const printed = await sample.output(/kill -HUP (\d+)/);
+    expect(Number(printed[1])).toBe(sample.pid);
+
+    // Two failures in a row open the circuit (threshold 2): the call's second attempt, the third is rejected.
+    expect(await atlantisCalls(503)).toBe(2);
+
+    config.write(weather(1, 10));
+    let mark = sample.text.length;
+    process.kill(sample.pid, 'SIGHUP');
+    await sample.output(/SAMPLE_CONFIG_RELOADED from resilience\.yaml: reloaded \[weather\]/, mark);
+
+    // Still running and serving; the open circuit stayed open through the reload.
+    expect(sample.running).toBe(true);
+    const health = await fetch(`${base}/health`);
+    expect(health.status).toBe(503);
+    expect(await health.json()).toMatchObject({
+      error: { resilience: { circuits: { weather: { state: 'open' } } } },
+    });
+    expect(await atlantisCalls(503)).toBe(0);
+    expect(sample.running).toBe(true);
+    // Closed, the circuit runs the new options: one retry (two calls), and 10 failures to open.
+    expect((await fetch(`${base}/resilience/circuits/weather/close`, { method: 'POST', headers: admin })).status).toBe(
+      200,
+    );
+    expect(await atlantisCalls(500)).toBe(2);
+
+    // An invalid file changes nothing and logs every problem; the app keeps running.
+    config.write((doc) => {
+      weather(3, 10)(doc);
+      doc.pipelines.weather.timeout = 'never';
+      doc.pipelines.gateway.retry = { maxRetryAttempts: -2 };
+    });
+    mark = sample.text.length;
+    process.kill(sample.pid, 'SIGHUP');
+    await sample.output(/SAMPLE_CONFIG_RELOAD_REJECTED the running pipelines stay/, mark);
+    await sample.output(/pipelines\.weather\.timeout\.timeout: "never"/, mark);
+    await sample.output(/pipelines\.gateway\.retry\.maxRetryAttempts: -2/, mark);
+    expect(sample.running).toBe(true);
+    expect(await atlantisCalls(500)).toBe(2);
+
+    // SIGTERM (and SIGINT) shut it down: a clean close, exit code 0.
+    process.kill(sample.pid, 'SIGTERM');
+    expect(await sample.exited).toEqual({ code: 0, signal: null });
+  }, 120_000);
 });

@@ -1,6 +1,9 @@
 import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { CanActivate, ExecutionContext, INestApplication } from '@nestjs/common';
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { of } from 'rxjs';
 import request from 'supertest';
 import type { App } from 'supertest/types.js';
@@ -17,6 +20,8 @@ import {
   upstreamOptionsFromEnv,
 } from '../../sample-app/upstream/upstream.options.js';
 import { SampleConfigFile, startSample, withoutRetryDelays } from './sample-app.fixture.js';
+import { ROOT } from './sample-cluster.fixture.js';
+import { freePort } from './sample-tour.browser.js';
 
 /** Far above the attempt timeout: a slow call only ends because its caller gives up (and then cancels it). */
 const SLOW_LATENCY = 60_000;
@@ -25,8 +30,11 @@ const BREAK_DURATION = 300;
 const ADMIN_TOKEN = 'upstream-test-admin-token';
 const ADMIN = { authorization: `Bearer ${ADMIN_TOKEN}` };
 
-/** Polls `check` until it holds; fails after `deadline` ms. Real servers on loopback: no fake clock here. */
-async function eventually(check: () => Promise<boolean>, deadline = 5_000): Promise<void> {
+/**
+ * Polls `check` until it holds. Real servers on loopback: no fake clock here. `deadline` only bounds a
+ * stuck test; it is far above what a busy machine needs, and a passing check returns at once.
+ */
+async function eventually(check: () => Promise<boolean>, deadline = 30_000): Promise<void> {
   const end = Date.now() + deadline;
   while (!(await check())) {
     if (Date.now() > end) throw new Error(`condition not met within ${deadline} ms`);
@@ -280,5 +288,51 @@ describe('sample app: the upstream settings', () => {
     await expect(new UpstreamControlGuard(deny).canActivate(context)).resolves.toBe(false);
     await expect(new UpstreamControlGuard(allowLater).canActivate(context)).resolves.toBe(true);
     await expect(new UpstreamControlGuard(denyObservable).canActivate(context)).resolves.toBe(false);
+  });
+});
+
+describe('docs/sample-upstreams.md: the control curls, as written', () => {
+  const token = 'a-long-local-admin-token';
+  let app: INestApplication<App>;
+  let port: number;
+
+  beforeAll(async () => {
+    port = await freePort();
+    app = await startSample(undefined, { env: { ADMIN_TOKEN: token, PORT: String(port) } });
+    await app.listen(port, '127.0.0.1');
+  });
+
+  afterAll(async () => {
+    await app.close();
+  });
+
+  /** The doc's `curl` lines of the control route, in its first shell block after "## The control route". */
+  function documentedCurls(): string[] {
+    const doc = readFileSync(join(ROOT, 'docs', 'sample-upstreams.md'), 'utf8');
+    const section = doc.slice(doc.indexOf('## The control route'));
+    const block = /```sh\n([^]*?)```/.exec(section)![1];
+    return block.split('\n').filter((line) => line.startsWith('curl '));
+  }
+
+  /** Runs a documented line in a shell, with `ADMIN_TOKEN` set or not, against this app's port. */
+  function run(line: string, adminToken: string | undefined): Promise<string> {
+    const env: NodeJS.ProcessEnv = { ...process.env, ADMIN_TOKEN: adminToken };
+    if (adminToken === undefined) delete env.ADMIN_TOKEN;
+    const command = `${line.replaceAll('localhost:3000', `127.0.0.1:${port}`)} --silent --show-error`;
+    return new Promise((resolve, reject) =>
+      execFile('sh', ['-c', command], { env }, (error, stdout) => (error ? reject(error) : resolve(stdout))),
+    );
+  }
+
+  it('switches an upstream with the credentials it shows; without them the route answers 401', async () => {
+    const [list, put] = documentedCurls();
+    expect(put).toContain('-X PUT');
+    const answer = JSON.parse(await run(put, token)) as { name: string; mode: string };
+    expect(answer).toMatchObject({ name: 'weather', mode: 'outage' });
+    expect(app.get(FlakyUpstreamServer).mode).toBe('outage');
+    expect(JSON.parse(await run(list, token))).toEqual(
+      expect.arrayContaining([expect.objectContaining({ name: 'weather', mode: 'outage' })]),
+    );
+    expect(JSON.parse(await run(put, undefined))).toMatchObject({ statusCode: 401 });
   });
 });

@@ -38,7 +38,7 @@ export type {
   OnCircuitOpenedArguments,
   OnCircuitStateChangeArguments,
 } from './circuit-breaker.options.js';
-export { defaultCircuitKey } from './circuit-breaker.strategy.js';
+export { defaultCircuitKey, type CircuitPort } from './circuit-breaker.strategy.js';
 export {
   CIRCUIT_CONTROL_SERVICE,
   CIRCUIT_STATE_STORE_SERVICE,

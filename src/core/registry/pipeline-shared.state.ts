@@ -6,13 +6,14 @@ import {
 import { CircuitBreakerManualControl } from '../circuit-breaker/circuit-breaker.manual-control.js';
 import type { RateLimiter } from '../rate-limiter/rate-limiter.model.js';
 import { limiterFromOptions, type RateLimiterStrategyOptions } from '../rate-limiter/rate-limiter.options.js';
-import { DISTRIBUTED_LIMITS_SERVICE, SHARED_LIMITER_SERVICE } from '../rate-limiter/rate-limiter.registration.js';
+import {
+  DISTRIBUTED_LIMITS_SERVICE,
+  SHARED_LIMITER_SERVICE,
+  type SharedLimitSection,
+} from '../rate-limiter/rate-limiter.registration.js';
 import type { StrategyConfigEnvironment, StrategyServiceKey } from '../resilience-strategy.interface.js';
 import type { TimeProvider } from '../time/time.provider.js';
 import type { InspectedLimiter } from './registry.inspection.js';
-
-/** A limit section whose limiter a pipeline name shares. */
-export type SharedLimitSection = 'rateLimiter' | 'concurrencyLimiter';
 
 /**
  * The state a registry's pipelines share across instances, reloads and decorated methods: the circuit

@@ -50,8 +50,12 @@ ${boxes.join('\n')}
  *
  * @internal
  */
-export function renderDashboardHtml(groups: readonly ResolvedDashboardGroup[]): string {
-  return DASHBOARD_HTML.replace('<main>\n', `<main>\n${renderActionGroups(groups)}`);
+export function renderDashboardHtml(groups: readonly ResolvedDashboardGroup[], signInUrl?: string): string {
+  const connection = '<span id="connection" class="conn" data-connected="false">';
+  return DASHBOARD_HTML.replace('<main>\n', `<main>\n${renderActionGroups(groups)}`).replace(
+    connection,
+    signInUrl === undefined ? connection : connection.replace('>', ` data-sign-in="${escapeHtml(signInUrl)}">`),
+  );
 }
 
 /** The page without buttons of the app's own. @internal */
@@ -112,6 +116,8 @@ main { padding: 0 1rem 2rem; max-width: 1400px; margin: 0 auto; }
 .muted { color: var(--muted); font-weight: normal; }
 .conn::before { content: ""; display: inline-block; width: .6rem; height: .6rem; border-radius: 50%; margin-right: .35rem; background: var(--half); }
 .conn[data-connected="true"]::before { background: var(--closed); }
+.conn[data-signed-out="true"]::before { background: var(--open); }
+body[data-stale="true"] main { opacity: .45; }
 .grid { display: grid; gap: .75rem; grid-template-columns: repeat(auto-fill, minmax(260px, 1fr)); }
 .card { background: var(--card); border: 1px solid var(--line); border-left: 6px solid var(--closed); border-radius: 8px; padding: .75rem; }
 .card[data-state="open"] { border-left-color: var(--open); }
@@ -154,6 +160,9 @@ export const DASHBOARD_JS = `'use strict';
   var base = location.pathname.replace(/\\/dashboard\\/?$/, '') + '/';
   var state = { control: false, circuits: [], stats: [], limiters: [] };
   var refreshTimer = null;
+  var source = null;
+  var poll = null;
+  var signedOut = false;
 
   function el(tag, attrs, children) {
     var node = document.createElement(tag);
@@ -167,7 +176,30 @@ export const DASHBOARD_JS = `'use strict';
   }
   function api(path, init) {
     return fetch(base + path, Object.assign({ credentials: 'same-origin', headers: { accept: 'application/json' } }, init))
-      .then(function (res) { if (!res.ok) throw new Error(res.status + ' ' + path); return res.json(); });
+      .then(function (res) {
+        if (refused(res.status)) { signOut(); throw new Error('signed out'); }
+        if (!res.ok) throw new Error(res.status + ' ' + path);
+        return res.json();
+      });
+  }
+  /** The admin API (or a route behind the same guard) refused the page: the session ended. */
+  function refused(status) { return status === 401 || status === 403; }
+  function signOut() {
+    if (signedOut) return;
+    signedOut = true;
+    if (source) source.close();
+    if (poll) clearInterval(poll);
+    var conn = document.getElementById('connection');
+    conn.dataset.connected = 'false';
+    conn.dataset.signedOut = 'true';
+    conn.textContent = 'signed out';
+    if (conn.dataset.signIn) {
+      conn.appendChild(document.createTextNode(' · '));
+      conn.appendChild(el('a', { href: conn.dataset.signIn, 'data-role': 'sign-in', text: 'sign in again' }));
+    }
+    // What is on the page is no longer live.
+    document.body.dataset.stale = 'true';
+    document.getElementById('updated').textContent = 'not updated since ' + new Date().toLocaleTimeString();
   }
   function label(c) { return c.instanceKey ? c.pipelineName + ' [' + c.instanceKey + ']' : c.pipelineName; }
   function ms(v) { return v === undefined || v === null ? '–' : (v < 10 ? v.toFixed(1) : Math.round(v)) + ' ms'; }
@@ -266,7 +298,7 @@ export const DASHBOARD_JS = `'use strict';
     var url = group.dataset.stateUrl;
     if (!url) return Promise.resolve();
     return fetch(url, { credentials: 'same-origin', headers: { accept: 'application/json' } })
-      .then(function (res) { return readBody(res).then(function (b) { if (res.ok && b.json) showState(group, b.value); else group.querySelector('[data-role="state"]').textContent = res.status + ' ' + clip(summary(b.value)); }); },
+      .then(function (res) { if (refused(res.status)) { signOut(); return; } return readBody(res).then(function (b) { if (res.ok && b.json) showState(group, b.value); else group.querySelector('[data-role="state"]').textContent = res.status + ' ' + clip(summary(b.value)); }); },
         function (e) { group.querySelector('[data-role="state"]').textContent = 'unreachable: ' + e.message; });
   }
   function loadStates() { return Promise.all(Array.prototype.map.call(document.querySelectorAll('.control-group'), loadState)); }
@@ -281,6 +313,7 @@ export const DASHBOARD_JS = `'use strict';
     answer.textContent = button.dataset.method + ' ' + button.dataset.url + ' …';
     fetch(button.dataset.url, init)
       .then(function (res) {
+        if (refused(res.status)) { signOut(); answer.dataset.ok = 'false'; answer.textContent = button.textContent + ' → signed out'; return; }
         return readBody(res).then(function (b) {
           var text = b.json && b.value && typeof b.value === 'object' && typeof b.value.message === 'string' ? b.value.message : summary(b.value);
           answer.dataset.ok = res.ok ? 'true' : 'false';
@@ -296,6 +329,7 @@ export const DASHBOARD_JS = `'use strict';
   }
 
   function refresh() {
+    if (signedOut) return Promise.resolve();
     // The groups' states are read here too, so a click (which refreshes) reads its group's state once.
     return Promise.all([loadStates(), Promise.all([api('circuits'), api('stats'), api('limiters')]).then(function (r) {
       state.circuits = r[0]; state.stats = r[1]; state.limiters = r[2];
@@ -323,16 +357,25 @@ export const DASHBOARD_JS = `'use strict';
 
   function connect() {
     var conn = document.getElementById('connection');
-    var source = new EventSource(base + 'events', { withCredentials: true });
+    if (signedOut) return;
+    source = new EventSource(base + 'events', { withCredentials: true });
     source.addEventListener('ready', function () { conn.dataset.connected = 'true'; conn.textContent = 'live'; refresh(); });
     source.addEventListener('resilience', function (m) { addEvent(JSON.parse(m.data)); });
-    source.onerror = function () { conn.dataset.connected = 'false'; conn.textContent = 'reconnecting…'; };
+    source.onerror = function () {
+      if (signedOut) return;
+      conn.dataset.connected = 'false';
+      if (source.readyState !== EventSource.CLOSED) { conn.textContent = 'reconnecting…'; return; }
+      // Refused (the browser does not retry then): ask the API why; a refusal means the session ended.
+      conn.textContent = 'disconnected';
+      source.close();
+      api('').then(function () { setTimeout(connect, 2000); }, function () { if (!signedOut) setTimeout(connect, 2000); });
+    };
   }
 
   bindActions();
   api('').then(function (info) { state.control = !!info.control; })
     .then(function () { return api('events/recent'); })
     .then(function (events) { events.forEach(addEvent); }, function (e) { console.warn('resilience dashboard: ' + e.message); })
-    .then(function () { refresh(); connect(); setInterval(refresh, 2000); });
+    .then(function () { refresh(); connect(); if (!signedOut) poll = setInterval(refresh, 2000); });
 })();
 `;

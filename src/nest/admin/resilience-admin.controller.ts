@@ -131,7 +131,7 @@ export class ResilienceAdminController {
   @Header('cache-control', 'no-store')
   dashboard(): string {
     this.requireDashboard();
-    return (this.html ??= renderDashboardHtml(this.options.actionGroups));
+    return (this.html ??= renderDashboardHtml(this.options.actionGroups, this.options.signInUrl));
   }
 
   @Get('dashboard.js')

@@ -36,6 +36,12 @@ export interface ResilienceDashboardOptions {
    * are first named). Each calls a route of the app with the page's credentials and shows the answer.
    */
   actions?: readonly DashboardAction[];
+  /**
+   * Where a user signs in again (a path on the dashboard's own origin, e.g.
+   * `'/auth/login?returnTo=/resilience/dashboard'`). When the admin API refuses the page's calls (401 or
+   * 403: the session ended), the dashboard stops and says "signed out", with this link when it is given.
+   */
+  signInUrl?: string;
 }
 
 /** The HTTP methods a dashboard action may use. @publicApi */
@@ -90,6 +96,7 @@ export interface ResolvedAdminOptions {
   readonly dashboard: boolean;
   readonly heartbeatInterval: number;
   readonly actionGroups: readonly ResolvedDashboardGroup[];
+  readonly signInUrl: string | undefined;
 }
 
 /** DI token of the resolved admin options. @internal */
@@ -109,6 +116,7 @@ export function resolveAdminOptions(o: ResilienceAdminOptions): ResolvedAdminOpt
     .boolean('control', o.control)
     .duration('heartbeatInterval', o.heartbeatInterval, { min: 1 });
   const actionGroups = resolveDashboard(v, o.dashboard);
+  const signInUrl = dashboardSignInUrl(v, o.dashboard);
   if (o.guards !== undefined && !Array.isArray(o.guards)) v.add('guards', o.guards, 'must be an array of guards');
   const guards = Array.isArray(o.guards) ? o.guards : [];
   guards.forEach((g: unknown, i) => {
@@ -138,6 +146,7 @@ export function resolveAdminOptions(o: ResilienceAdminOptions): ResolvedAdminOpt
     dashboard: o.dashboard !== undefined && o.dashboard !== false,
     heartbeatInterval: o.heartbeatInterval ?? 15_000,
     actionGroups,
+    signInUrl,
   };
 }
 
@@ -149,6 +158,17 @@ const SAME_ORIGIN_PATH = /^\/(?![/\\])[^\s\\]*$/;
 const SAME_ORIGIN_RULE =
   'must be a path on the same origin, starting with a single "/" (no scheme, host or whitespace)';
 
+function dashboardSignInUrl(v: OptionsValidator, dashboard: unknown): string | undefined {
+  if (typeof dashboard !== 'object' || dashboard === null) return undefined;
+  const url = (dashboard as ResilienceDashboardOptions).signInUrl;
+  if (url === undefined) return undefined;
+  if (typeof url !== 'string' || !SAME_ORIGIN_PATH.test(url)) {
+    v.child('dashboard').add('signInUrl', url, SAME_ORIGIN_RULE);
+    return undefined;
+  }
+  return url;
+}
+
 function resolveDashboard(v: OptionsValidator, dashboard: unknown): ResolvedDashboardGroup[] {
   if (dashboard === undefined || typeof dashboard === 'boolean') return [];
   if (typeof dashboard !== 'object' || dashboard === null || Array.isArray(dashboard)) {
@@ -156,7 +176,7 @@ function resolveDashboard(v: OptionsValidator, dashboard: unknown): ResolvedDash
     return [];
   }
   const d = v.child('dashboard');
-  d.knownKeys(dashboard, ['actions']);
+  d.knownKeys(dashboard, ['actions', 'signInUrl']);
   const actions = (dashboard as ResilienceDashboardOptions).actions;
   if (actions === undefined) return [];
   if (!Array.isArray(actions)) {
