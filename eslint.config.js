@@ -17,6 +17,8 @@ export default defineConfig(
       'scripts/**',
       'bench/register.js',
       'test/global-*.js',
+      // Type-checked and run by the package test against the packed package (test/package).
+      'examples/**',
     ],
   },
   eslint.configs.recommended,

@@ -28,14 +28,17 @@ export default {
   gitRevision: 'main',
   sourceLinkTemplate: 'https://github.com/nest-resilience/nest-resilience/blob/{gitRevision}/{path}#L{line}',
   readme: 'README.md',
-  projectDocuments: ['docs/*.md', 'CHANGELOG.md'],
+  projectDocuments: ['docs/*.md', 'docs/strategies/*.md', 'CHANGELOG.md'],
+  // The built-in search finds words of the guides too, not only their titles.
+  searchInDocuments: true,
   sort: ['kind', 'alphabetical'],
   excludePrivate: true,
   excludeProtected: true,
   excludeInternal: true,
   excludeExternals: true,
   modifierTags: [...OptionDefaults.modifierTags, '@publicApi'],
-  highlightLanguages: [...OptionDefaults.highlightLanguages, 'csharp', 'java', 'text'],
+  // Mermaid diagrams of the guides show as their source on the site (GitHub and npm render them).
+  highlightLanguages: [...OptionDefaults.highlightLanguages, 'csharp', 'java', 'text', 'mermaid'],
   plugin: ['./scripts/typedoc.plugin.js'],
   // Types the public API mentions that are not exported themselves (an implementation detail of a
   // signature, or a constructor parameter only Nest's injector fills).

@@ -1,7 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { brokenLinks, markdownFilesUnder } from './package/markdown-links.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -34,44 +35,9 @@ describe('docs snippets that a test compiles and runs', () => {
 });
 
 describe('links in README.md and docs/', () => {
-  /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces as hyphens. */
-  const anchor = (heading: string) =>
-    heading
-      .trim()
-      .toLowerCase()
-      .replace(/[^\p{L}\p{N} _-]/gu, '')
-      .replace(/ /g, '-');
-
-  const pages = [
-    'README.md',
-    'CONTRIBUTING.md',
-    'ARCHITECTURE.md',
-    ...readdirSync(resolve(root, 'docs'))
-      .filter((name) => name.endsWith('.md'))
-      .map((name) => `docs/${name}`),
-  ];
+  const pages = ['README.md', 'CONTRIBUTING.md', 'ARCHITECTURE.md', ...markdownFilesUnder(root, 'docs')];
 
   it('point to files that exist and to headings that exist', () => {
-    const broken: string[] = [];
-    for (const page of pages) {
-      const text = readFileSync(resolve(root, page), 'utf8').replace(/```[\s\S]*?```/g, '');
-      for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
-        if (/^[a-z]+:/i.test(target)) continue; // https:, mailto:
-        const [file, hash] = target.split('#');
-        const path = file === '' ? resolve(root, page) : resolve(root, dirname(page), file);
-        if (!existsSync(path)) {
-          broken.push(`${page}: ${target} (no such file)`);
-          continue;
-        }
-        if (hash && path.endsWith('.md')) {
-          const headings = readFileSync(path, 'utf8')
-            .split('\n')
-            .filter((line) => /^#{1,6} /.test(line))
-            .map((line) => anchor(line.replace(/^#+ /, '')));
-          if (!headings.includes(hash)) broken.push(`${page}: ${target} (no such heading)`);
-        }
-      }
-    }
-    expect(broken).toEqual([]);
+    expect(brokenLinks(root, pages)).toEqual([]);
   });
 });

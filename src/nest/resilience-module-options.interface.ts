@@ -63,7 +63,10 @@ export interface RedisStoreConfig {
 export interface ResilienceModuleOptions {
   /** Named pipelines as data; validated when the application starts. */
   pipelines?: Record<string, PipelineConfigData>;
-  /** Predicates that configuration may name, besides `all-errors`, `transient-network`, `http-transient`, `timeout`. */
+  /**
+   * Predicates that configuration may name, besides the built-in `all-errors`, `transient-network`,
+   * `http-transient`, `http-failure`, `http-retryable` and `timeout`.
+   */
   predicates?: Record<string, OutcomePredicate<unknown>>;
   /**
    * Where circuit-breaker state lives. Default: an in-memory store. `{ redis: { url } }` (or

@@ -51,7 +51,8 @@ const CONNECTION_KEYS = [
   'client',
 ] as const satisfies readonly (keyof RedisConnectionOptions)[];
 
-const STORE_KEYS = [
+/** The options of `store: { redis }`. @internal */
+export const STORE_KEYS = [
   ...CONNECTION_KEYS,
   'keyPrefix',
   'operationTimeout',

@@ -22,6 +22,20 @@ describe('the documentation snippet extractor', () => {
     expect(documentationFiles(root)).toEqual(['README.md', 'docs/http.md', 'docs/testing.md']);
   });
 
+  it('reads the pages of docs/ subfolders after the page of the same name', () => {
+    writeFileSync(join(root, 'README.md'), '');
+    writeFileSync(join(root, 'docs/strategies.md'), '');
+    mkdirSync(join(root, 'docs/strategies'));
+    writeFileSync(join(root, 'docs/strategies/retry.md'), '');
+    writeFileSync(join(root, 'docs/testing.md'), '');
+    expect(documentationFiles(root)).toEqual([
+      'README.md',
+      'docs/strategies.md',
+      'docs/strategies/retry.md',
+      'docs/testing.md',
+    ]);
+  });
+
   it('takes ts and typescript fences with their line, skips `ts ignore` and other languages', () => {
     writeFileSync(
       join(root, 'docs/guide.md'),

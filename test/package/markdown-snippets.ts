@@ -17,11 +17,17 @@ export interface MarkdownSnippet {
 const FENCE = /^(\s*)```(ts|typescript)(?:\s+(.*))?$/;
 
 export function documentationFiles(root: string): string[] {
-  const docs = readdirSync(join(root, 'docs'))
-    .filter((name) => name.endsWith('.md'))
-    .sort()
-    .map((name) => `docs/${name}`);
-  return ['README.md', ...docs];
+  const pagesOf = (folder: string): string[] =>
+    readdirSync(join(root, folder), { withFileTypes: true })
+      // A folder after the page of its name: `strategies.md`, then `strategies/…` ('.' sorts before '/').
+      .map((entry) => ({ entry, key: entry.isDirectory() ? `${entry.name}/` : entry.name }))
+      .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+      .map(({ entry }) => entry)
+      .flatMap((entry) => {
+        if (entry.isDirectory()) return pagesOf(`${folder}/${entry.name}`);
+        return entry.name.endsWith('.md') ? [`${folder}/${entry.name}`] : [];
+      });
+  return ['README.md', ...pagesOf('docs')];
 }
 
 export function extractSnippets(root: string, document: string): MarkdownSnippet[] {

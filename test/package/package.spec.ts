@@ -4,11 +4,12 @@
 // TypeScript snippet of README.md and docs/ compiles against the installed package.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, normalize } from 'node:path';
 import { promisify } from 'node:util';
 import { consumerApps, ENTRY_PEERS, NEST_PEERS, OPTIONAL_PEERS } from './consumer-apps.js';
+import { brokenLinks, markdownFilesUnder, relativeLinks } from './markdown-links.js';
 import { documentationFiles, extractSnippets } from './markdown-snippets.js';
 import {
   createConsumerApp,
@@ -44,6 +45,15 @@ const SNIPPET_PACKAGES = [
   '@nestjs/config',
 ];
 
+/** The example project of examples/jest-esm: its manifest says what it installs and how it runs its tests. */
+const exampleDir = join(repoRoot, 'examples/jest-esm');
+const exampleManifest = JSON.parse(readFileSync(join(exampleDir, 'package.json'), 'utf8')) as {
+  scripts: Record<string, string>;
+  dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
+};
+let exampleApp: ConsumerApp;
+
 let workDir: string;
 let packed: PackedPackage;
 // tsc over an installed package takes seconds on a quiet machine and can take a minute on a busy one.
@@ -74,6 +84,13 @@ beforeAll(async () => {
         apps.set(app.name, installed);
       }),
       (async () => {
+        // Its dependencies but the library itself, at this repository's locked versions.
+        const packages = Object.keys(exampleManifest.devDependencies);
+        exampleApp = await timed('install jest-esm example', () =>
+          createConsumerApp(join(workDir, 'jest-esm'), packed.tarball, packages, exampleManifest.scripts),
+        );
+      })(),
+      (async () => {
         docsApp = await timed('install docs', () =>
           createConsumerApp(join(workDir, 'docs'), packed.tarball, SNIPPET_PACKAGES),
         );
@@ -94,7 +111,7 @@ afterAll(() => {
 });
 
 describe('the tarball', () => {
-  it('holds the build of every entry, the license, the readme and the changelog, and no tests', () => {
+  it('holds the build of every entry, the license, the readme, the guides and the changelog, and no tests', () => {
     const manifest = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
       exports: Record<string, string | Record<string, string>>;
     };
@@ -102,8 +119,17 @@ describe('the tarball', () => {
       typeof target === 'string' ? [target] : Object.values(target),
     );
     for (const target of targets) expect(packed.files).toContain(normalize(target));
-    for (const file of ['LICENSE', 'README.md', 'CHANGELOG.md', 'package.json']) expect(packed.files).toContain(file);
-    expect(packed.files.filter((file) => /(^|\/)test\/|\.spec\.|sample-app|bench\//.test(file))).toEqual([]);
+    for (const file of [
+      'LICENSE',
+      'README.md',
+      'CHANGELOG.md',
+      'package.json',
+      'docs/strategies.md',
+      'docs/images/dashboard.png',
+    ]) {
+      expect(packed.files).toContain(file);
+    }
+    expect(packed.files.filter((file) => /(^|\/)test\/|\.spec\.|^sample-app\/|(^|\/)bench\//.test(file))).toEqual([]);
   });
 
   it('ships every source file its source maps and declaration maps point at', () => {
@@ -132,6 +158,23 @@ describe('the tarball', () => {
     const problems = stdout.split('\n').filter((line) => /[❌💀🥴🐛❗]|⚠️/u.test(line) && !line.includes('ignored'));
     expect(problems).toEqual([]);
     expect(stdout).toMatch(/node16 \(from ESM\): 🟢 \(ESM\)/u);
+  });
+});
+
+describe('the guides as installed from the tarball', () => {
+  const installed = () => join(apps.get('core-only')!.dir, 'node_modules/nest-resilience');
+  const pages = () => ['README.md', ...markdownFilesUnder(installed(), 'docs')];
+
+  it('are shipped: every page of docs/ and the images they show', () => {
+    const shipped = pages();
+    expect(shipped).toEqual(['README.md', ...markdownFilesUnder(repoRoot, 'docs')]);
+    expect(shipped.length).toBeGreaterThan(10);
+  });
+
+  it('link only to files inside the installed package, and to headings that exist', () => {
+    const links = pages().flatMap((page) => relativeLinks(readFileSync(join(installed(), page), 'utf8')));
+    expect(links.length).toBeGreaterThan(50);
+    expect(brokenLinks(installed(), pages())).toEqual([]);
   });
 });
 
@@ -225,6 +268,43 @@ describe.each(consumerApps)('a $name app (peers: $peers)', (definition) => {
     const output = await timed(`run ${definition.name}`, () => app().runNode('out/main.js'));
     expect(JSON.parse(output)).toEqual(definition.expected);
   });
+});
+
+describe('the example project examples/jest-esm', () => {
+  it('depends on the library and on packages this repository locks', () => {
+    expect(Object.keys(exampleManifest.dependencies)).toEqual(['nest-resilience']);
+    expect(existsSync(join(exampleApp.dir, 'node_modules/jest/package.json'))).toBe(true);
+  });
+
+  it(
+    'type-checks with its own tsconfig (strict, skipLibCheck: false) against the installed package',
+    async () => {
+      for (const entry of ['jest.config.js', 'tsconfig.json', 'src', 'test']) {
+        cpSync(join(exampleDir, entry), join(exampleApp.dir, entry), { recursive: true });
+      }
+      const tsc = join(exampleApp.dir, 'node_modules/typescript/bin/tsc');
+      const result = await timed('tsc jest-esm example', () =>
+        run(process.execPath, [tsc, '-p', 'tsconfig.json', '--pretty', 'false'], { cwd: exampleApp.dir }).then(
+          () => '',
+          (error: { stdout: string; stderr: string }) => `${error.stdout}${error.stderr}`,
+        ),
+      );
+      expect(result).toBe('');
+    },
+    TYPE_CHECK_TIMEOUT,
+  );
+
+  it(
+    'passes its own `npm test`: Jest in ESM with the test kit',
+    async () => {
+      expect(existsSync(join(exampleApp.dir, 'test/quote.client.spec.ts'))).toBe(true);
+      const { stderr } = await timed('npm test jest-esm example', () =>
+        run('npm', ['test', '--silent'], { cwd: exampleApp.dir, env: { ...process.env, CI: 'true' } }),
+      );
+      expect(stderr).toMatch(/Tests: +4 passed, 4 total/);
+    },
+    TYPE_CHECK_TIMEOUT,
+  );
 });
 
 describe('the documentation snippets', () => {

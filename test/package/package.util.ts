@@ -142,7 +142,12 @@ export const consumerCompilerOptions = {
  * A fresh app in `dir` with the tarball and exactly `peers` (plus `@types/node`) installed by
  * `npm ci --prefer-offline` from a lock file cut out of this repository's.
  */
-export async function createConsumerApp(dir: string, tarball: string, peers: readonly string[]): Promise<ConsumerApp> {
+export async function createConsumerApp(
+  dir: string,
+  tarball: string,
+  peers: readonly string[],
+  scripts: Record<string, string> = {},
+): Promise<ConsumerApp> {
   mkdirSync(join(dir, 'src'), { recursive: true });
   const lock = readRepoLock();
   const installed = closureOf(lock, [...peers, '@types/node']);
@@ -150,7 +155,7 @@ export async function createConsumerApp(dir: string, tarball: string, peers: rea
   for (const name of [...peers, '@types/node']) dependencies[name] = installed[`node_modules/${name}`].version!;
   const library = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as LockEntry & { name: string };
   const integrity = `sha512-${createHash('sha512').update(readFileSync(tarball)).digest('base64')}`;
-  const manifest = { name: 'consumer-app', version: '1.0.0', private: true, type: 'module', dependencies };
+  const manifest = { name: 'consumer-app', version: '1.0.0', private: true, type: 'module', scripts, dependencies };
   const appLock = {
     name: manifest.name,
     version: manifest.version,

@@ -68,7 +68,25 @@ export const DEFAULT_INJECTION_RATE = 0.001;
 /** Simmy's default latency. @publicApi */
 export const DEFAULT_CHAOS_LATENCY = 30_000;
 
-const COMMON = ['name', 'injectionRate', 'injectionRateGenerator', 'enabled', 'enabledGenerator', 'random'];
+/** The options every chaos strategy accepts. @internal */
+export const CHAOS_COMMON_OPTION_KEYS = [
+  'name',
+  'injectionRate',
+  'injectionRateGenerator',
+  'enabled',
+  'enabledGenerator',
+  'random',
+] as const;
+
+/** The options of each chaos strategy besides the common ones. @internal */
+export const CHAOS_KIND_OPTION_KEYS = {
+  fault: ['fault', 'faultGenerator', 'onFaultInjected'],
+  latency: ['latency', 'latencyGenerator', 'onLatencyInjected'],
+  outcome: ['outcome', 'outcomeGenerator', 'onOutcomeInjected'],
+  behavior: ['behavior', 'onBehaviorInjected'],
+} as const;
+
+const COMMON = CHAOS_COMMON_OPTION_KEYS;
 
 function validateCommon(v: OptionsValidator, o: ChaosStrategyOptions, extra: readonly string[]): void {
   v.knownKeys(o, [...COMMON, ...extra])
@@ -85,7 +103,7 @@ export function validateChaosFaultOptions(v: OptionsValidator, o: ChaosFaultOpti
   const fromConfig = o as { message?: unknown };
   // Only the `chaosFault` configuration section takes a `message` (and only one that is not a string gets here).
   if (fromConfig.message !== undefined) v.add('message', fromConfig.message, RULES.string);
-  const options = ['fault', 'faultGenerator', 'onFaultInjected'];
+  const options: string[] = [...CHAOS_KIND_OPTION_KEYS.fault];
   if (fromConfig.message !== undefined) options.push('message');
   validateCommon(v, o, options);
   v.func('faultGenerator', o.faultGenerator).func('onFaultInjected', o.onFaultInjected);
@@ -95,7 +113,7 @@ export function validateChaosFaultOptions(v: OptionsValidator, o: ChaosFaultOpti
 
 /** @internal */
 export function validateChaosLatencyOptions(v: OptionsValidator, o: ChaosLatencyOptions): void {
-  validateCommon(v, o, ['latency', 'latencyGenerator', 'onLatencyInjected']);
+  validateCommon(v, o, CHAOS_KIND_OPTION_KEYS.latency);
   v.duration('latency', o.latency)
     .func('latencyGenerator', o.latencyGenerator)
     .func('onLatencyInjected', o.onLatencyInjected);
@@ -103,7 +121,7 @@ export function validateChaosLatencyOptions(v: OptionsValidator, o: ChaosLatency
 
 /** @internal */
 export function validateChaosOutcomeOptions(v: OptionsValidator, o: ChaosOutcomeOptions<unknown>): void {
-  validateCommon(v, o, ['outcome', 'outcomeGenerator', 'onOutcomeInjected']);
+  validateCommon(v, o, CHAOS_KIND_OPTION_KEYS.outcome);
   v.func('outcomeGenerator', o.outcomeGenerator).func('onOutcomeInjected', o.onOutcomeInjected);
   if (o.outcome === undefined && o.outcomeGenerator === undefined)
     v.add('outcome', undefined, RULES.requiredOr('outcomeGenerator'));
@@ -114,7 +132,7 @@ export function validateChaosOutcomeOptions(v: OptionsValidator, o: ChaosOutcome
 
 /** @internal */
 export function validateChaosBehaviorOptions(v: OptionsValidator, o: ChaosBehaviorOptions): void {
-  validateCommon(v, o, ['behavior', 'onBehaviorInjected']);
+  validateCommon(v, o, CHAOS_KIND_OPTION_KEYS.behavior);
   v.func('onBehaviorInjected', o.onBehaviorInjected);
   if (v.required('behavior', o.behavior)) v.func('behavior', o.behavior);
 }

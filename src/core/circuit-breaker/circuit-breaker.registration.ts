@@ -18,7 +18,14 @@ export const CIRCUIT_CONTROL_SERVICE = new StrategyServiceKey<CircuitBreakerManu
  */
 export const circuitBreakerRegistration: StrategyDefinition<CircuitBreakerStrategyOptions<unknown>> = {
   type: 'circuit-breaker',
-  events: ['OnCircuitOpened', 'OnCircuitClosed', 'OnCircuitHalfOpened'],
+  events: [
+    'OnCircuitOpened',
+    'OnCircuitClosed',
+    'OnCircuitHalfOpened',
+    'OnCircuitRejected',
+    'OnStateStoreUnavailable',
+    'OnStateStoreRestored',
+  ],
   validate: (v, options, pipeline) => validateCircuitBreakerOptions(v, options, pipeline),
   create: (options, context) => new CircuitBreakerStrategy(options, context),
   sections: {

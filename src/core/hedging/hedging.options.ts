@@ -70,17 +70,20 @@ export const DEFAULT_HEDGING_DELAY = 2_000;
 /** Hedged attempts besides the primary one by default (Polly v8: one). @publicApi */
 export const DEFAULT_MAX_HEDGED_ATTEMPTS = 1;
 
+/** The options `addHedging` accepts. @internal */
+export const HEDGING_OPTION_KEYS = [
+  'name',
+  'maxHedgedAttempts',
+  'delay',
+  'delayGenerator',
+  'actionGenerator',
+  'shouldHandle',
+  'onHedging',
+] as const;
+
 /** @internal */
 export function validateHedgingOptions(v: OptionsValidator, o: HedgingStrategyOptions<unknown>): void {
-  v.knownKeys(o, [
-    'name',
-    'maxHedgedAttempts',
-    'delay',
-    'delayGenerator',
-    'actionGenerator',
-    'shouldHandle',
-    'onHedging',
-  ])
+  v.knownKeys(o, HEDGING_OPTION_KEYS)
     .string('name', o.name)
     .number('maxHedgedAttempts', o.maxHedgedAttempts, { min: 1, max: 10, integer: true })
     .number('delay', o.delay, { max: MAX_TIMER_DELAY })

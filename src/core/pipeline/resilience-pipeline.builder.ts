@@ -28,7 +28,7 @@ import { timeoutRegistration } from '../timeout/timeout.registration.js';
 import type { TimeoutStrategyOptions } from '../timeout/timeout.options.js';
 import { ResilienceValidationError } from '../resilience.errors.js';
 import { OptionsValidator } from '../utils/options.validation.js';
-import { ResiliencePipeline, type StrategyDescriptionSource } from './resilience.pipeline.js';
+import { recordStrategyOptions, ResiliencePipeline, type StrategyDescriptionSource } from './resilience.pipeline.js';
 import { RULES } from '../resilience.messages.js';
 
 /** Options of a `ResiliencePipelineBuilder`: the pipeline's names, clock, random source and telemetry listeners. @publicApi */
@@ -61,7 +61,8 @@ export interface AddPipelineOptions {
   readonly section?: string;
 }
 
-const BUILDER_OPTION_KEYS = [
+/** The options `new ResiliencePipelineBuilder(options)` accepts. @internal */
+export const BUILDER_OPTION_KEYS = [
   'name',
   'instanceName',
   'timeProvider',
@@ -327,7 +328,9 @@ export class ResiliencePipelineBuilder<T = unknown> {
         continue;
       }
       const name = (entry.options as { name?: string }).name;
-      descriptions.push({ type: entry.type, name });
+      const description = { type: entry.type, name };
+      recordStrategyOptions(description, entry.options);
+      descriptions.push(description);
       sections.push(entry.section);
       strategies.push(
         entry.create(entry.options, {

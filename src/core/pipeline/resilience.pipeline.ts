@@ -22,6 +22,28 @@ export interface PipelineComponents {
   readonly timeProvider: TimeProvider;
 }
 
+/**
+ * The options each built strategy was given, by its description (the object `describe()` returns), for
+ * `getPipelineDescriptor` of `nest-resilience/testing`. Kept apart so `describe()` stays small and
+ * serialisable. @internal
+ */
+const STRATEGY_OPTIONS = new WeakMap<ResilienceStrategyDescription, unknown>();
+
+/** Records the options of the strategy `description` describes. @internal */
+export function recordStrategyOptions(description: ResilienceStrategyDescription, options: unknown): void {
+  STRATEGY_OPTIONS.set(description, options);
+}
+
+/** The options the strategy `description` describes was built with, if a builder recorded them. @internal */
+export function strategyOptionsOf(description: ResilienceStrategyDescription): unknown {
+  return STRATEGY_OPTIONS.get(description);
+}
+
+/** True for a pipeline a registry hands out (its reloads replace its strategies). @internal */
+export function isReloadablePipeline(pipeline: ResiliencePipeline<never>): boolean {
+  return pipeline._reloadable;
+}
+
 /** A strategy's description, or a nested pipeline's strategies, read when the pipeline is described. @internal */
 export type StrategyDescriptionSource =
   ResilienceStrategyDescription | { readonly describe: () => readonly ResilienceStrategyDescription[] };

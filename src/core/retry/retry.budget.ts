@@ -3,6 +3,9 @@ import type { OptionsValidator } from '../utils/options.validation.js';
 import { SlidingCounters } from '../utils/sliding-counters.js';
 import { RULES } from '../resilience.messages.js';
 
+/** The options a `RetryBudget` accepts. @internal */
+export const RETRY_BUDGET_OPTION_KEYS = ['ratio', 'minRetriesPerSecond', 'window'] as const;
+
 /** Options of a `RetryBudget`: the share of calls that may be retries, a floor per second, and the window measured. @publicApi */
 export interface RetryBudgetOptions {
   /** Retries allowed as a share of the calls in the window. Default 0.2 (one retry per five calls). */
@@ -70,7 +73,7 @@ export function validateRetryBudget(v: OptionsValidator, budget: unknown): void 
   }
   const o = budget as RetryBudgetOptions;
   v.child('budget')
-    .knownKeys(o, ['ratio', 'minRetriesPerSecond', 'window'])
+    .knownKeys(o, RETRY_BUDGET_OPTION_KEYS)
     .number('ratio', o.ratio, { min: 0 })
     .number('minRetriesPerSecond', o.minRetriesPerSecond, { min: 0 })
     .duration('window', o.window, { min: 10 });
