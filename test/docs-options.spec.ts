@@ -89,6 +89,7 @@ const KEY_LISTS: Record<string, readonly string[]> = {
   }),
   oauth: keysOf<OAuthClientOptions & OAuthModuleOptions>({
     issuer: true,
+    pendingLimits: true,
     endpoints: true,
     clientId: true,
     clientSecret: true,
