@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { INestApplication, LoggerService } from '@nestjs/common';
+import type { INestApplication } from '@nestjs/common';
 import fc from 'fast-check';
 import type { Cluster } from 'ioredis';
 import { toCircuitPolicy } from '../../src/core/circuit-breaker/circuit-breaker.strategy.js';
@@ -11,6 +11,7 @@ import { FakeTimeProvider } from '../../src/testing/index.js';
 import { startInstance } from './redis-fleet.scenario.js';
 import { uniquePrefix } from './redis-test.utils.js';
 import { TestCluster, type RedisProcess } from './redis-topology.utils.js';
+import { WarningLogger } from '../utils/capturing.logger.js';
 
 /*
  * A partial outage of a Redis Cluster: one of three primaries (no replicas) is killed for good. The
@@ -26,18 +27,6 @@ const FAR = 120_000;
 const AT_ONCE = 5_000;
 const RETRY_INTERVAL = 200;
 const policy = toCircuitPolicy({ kind: 'consecutive', failureThreshold: 1, breakDuration: 60_000 });
-
-class Log implements LoggerService {
-  readonly warnings: string[] = [];
-  readonly infos: string[] = [];
-  log(message: string): void {
-    this.infos.push(message);
-  }
-  warn(message: string): void {
-    this.warnings.push(message);
-  }
-  error(): void {}
-}
 
 async function atOnce<T>(call: () => Promise<T> | T): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -99,7 +88,7 @@ describe('one primary of a 3-primary cluster down for good', () => {
     // Every store's connection has talked to every primary before the kill.
     const warmKeys = await keysPerPrimary(firstPrefix, 'warm');
     for (const client of clients) {
-      const store = new RedisCircuitBreakerStateStore({ client, keyPrefix: firstPrefix, logger: new Log() });
+      const store = new RedisCircuitBreakerStateStore({ client, keyPrefix: firstPrefix, logger: new WarningLogger() });
       for (const key of warmKeys) expect((await store.acquire(key, policy, time.now())).permit).toBeDefined();
     }
     await dead.kill();
@@ -118,7 +107,7 @@ describe('one primary of a 3-primary cluster down for good', () => {
       fc.asyncProperty(fc.array(command, { minLength: 5, maxLength: 60 }), async (commands) => {
         const keyPrefix = uniquePrefix(`partial-${++run}`);
         const keys = await keysPerPrimary(keyPrefix, 'circuit');
-        const logs = [new Log(), new Log()];
+        const logs = [new WarningLogger(), new WarningLogger()];
         const changes: boolean[][] = [[], []];
         const stores = clients.map(
           (client, i) =>
@@ -172,7 +161,7 @@ describe('one primary of a 3-primary cluster down for good', () => {
   it('the module store raises one unavailable event for the dead primary, none for the live ones', async () => {
     // (A fresh instance, its telemetry collected: circuits on every primary, through the pipeline store.)
     const events: ResilienceEvent[] = [];
-    const log = new Log();
+    const log = new WarningLogger();
     const keyPrefix = uniquePrefix('module');
     const app = await startInstance({
       redis: { cluster: cluster.seeds.filter((s) => !s.endsWith(`:${dead.port}`)) },

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import type { INestApplication, LoggerService } from '@nestjs/common';
+import type { INestApplication } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { BrokenCircuitError, type ResilienceEvent } from '../../src/index.js';
 import { CIRCUIT_BREAKER_STATE_STORE } from '../../src/nest/index.js';
@@ -11,6 +11,7 @@ import { dependency, describeFleet, InventoryService, settle, startInstance } fr
 import { expectOutageModes } from './redis-outage.scenario.js';
 import { uniquePrefix } from './redis-test.utils.js';
 import { command, SENTINEL_GROUP, TestSentinelGroup, waitFor } from './redis-topology.utils.js';
+import { WarningLogger } from '../utils/capturing.logger.js';
 
 const group = new TestSentinelGroup();
 const clients: Redis[] = [];
@@ -27,19 +28,6 @@ afterAll(async () => {
 const where = () => ({ sentinels: group.addresses, name: SENTINEL_GROUP });
 
 describeFleet('three application instances sharing one circuit on a Sentinel-managed primary', where);
-
-/** Nest's log lines, shared by every application of the process. */
-class WarningLog implements LoggerService {
-  readonly warnings: string[] = [];
-  readonly infos: string[] = [];
-  log(message: string): void {
-    this.infos.push(message);
-  }
-  warn(message: string): void {
-    this.warnings.push(message);
-  }
-  error(): void {}
-}
 
 /** The state of a store's Redis client, for a failure message. */
 function describeClient(store: RedisCircuitBreakerStateStore): string {
@@ -80,7 +68,7 @@ describe('a Sentinel failover mid-traffic', () => {
   it('fails no call because of the store: local fallback in the gap (logged and reported once), re-sync after the promotion, the gap opening written back', async () => {
     const time = new FakeTimeProvider(Date.now());
     const keyPrefix = uniquePrefix('failover');
-    const log = new WarningLog();
+    const log = new WarningLogger();
     const events: ResilienceEvent[][] = [[], [], []];
     for (let i = 0; i < 3; i++) {
       apps.push(

@@ -10,3 +10,16 @@ export class CapturingLogger implements LoggerService {
     this.debugs.push(message);
   }
 }
+
+/** A Nest logger that keeps log and warn lines for assertions (outage and recovery messages). */
+export class WarningLogger implements LoggerService {
+  readonly warnings: string[] = [];
+  readonly infos: string[] = [];
+  log(message: string): void {
+    this.infos.push(message);
+  }
+  warn(message: string): void {
+    this.warnings.push(message);
+  }
+  error(): void {}
+}
