@@ -234,6 +234,7 @@ export {
   DEFAULT_RESILIENCE_LOG_LEVELS,
   Fallback,
   Hedging,
+  strategyDecorator,
   InjectCircuitBreakerStateStore,
   publicResilienceMessage,
   RateLimit,

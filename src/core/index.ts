@@ -69,6 +69,27 @@ export type {
   PipelineExecutedEventArguments,
 } from './telemetry/resilience-event.model.js';
 export { StrategyTelemetry } from './telemetry/strategy.telemetry.js';
+export {
+  describeResilienceEvent,
+  EXECUTION_ATTEMPT_EVENT,
+  formatEventFacts,
+  registerResilienceEvents,
+  resilienceEventDescriptor,
+  resilienceEventNames,
+  resilienceEventOutcome,
+  type EventFact,
+  type ResilienceEventDescriptor,
+  type ResilienceEventDescriptors,
+} from './telemetry/event.catalog.js';
+export {
+  option,
+  optionKeys,
+  validateOptions,
+  type OptionKind,
+  type OptionSpec,
+  type OptionsSchema,
+} from './strategy/options.schema.js';
+export { defineStrategy, section, type StrategyDescriptorInput } from './strategy/strategy.descriptor.js';
 export { ResiliencePipeline, type ResilienceStrategyDescription } from './pipeline/resilience.pipeline.js';
 export {
   builtInStrategies,
@@ -90,7 +111,18 @@ export {
   type StrategyRegistration,
   type StrategySectionDefinition,
 } from './resilience-strategy.interface.js';
-export { STRATEGY_SECTIONS, type StrategySection, type StrategySectionName } from './pipeline/built-in.strategies.js';
+export {
+  catalogLine,
+  registerStrategy,
+  STRATEGY_CATALOG,
+  STRATEGY_SECTIONS,
+  strategyCatalog,
+  unregisterStrategy,
+  type CatalogPosition,
+  type StrategyCatalogLine,
+  type StrategySection,
+  type StrategySectionName,
+} from './catalog/strategy.catalog.js';
 export {
   DEFAULT_RETRY_BACKOFF_TYPE,
   DEFAULT_RETRY_DELAY,

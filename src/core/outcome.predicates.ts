@@ -3,6 +3,14 @@ import type { ResilienceContext } from './context/resilience.context.js';
 import type { Outcome } from './outcome.model.js';
 
 /**
+ * A predicate given by registered name (`"transient-network"`), by several names (handled when any
+ * handles), or as a function when the configuration is code.
+ *
+ * @publicApi
+ */
+export type PredicateReference = string | readonly string[] | OutcomePredicate<unknown>;
+
+/**
  * Decides whether an outcome is handled by a strategy (retried, counted as a failure, replaced by a
  * fallback…). Every strategy's `shouldHandle` receives an arguments object with the outcome and the
  * context, so these predicates plug into any of them. It may return a promise.

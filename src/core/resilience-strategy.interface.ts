@@ -1,5 +1,7 @@
 import type { ResilienceContext } from './context/resilience.context.js';
+import type { ResilienceEventDescriptors } from './telemetry/event.catalog.js';
 import type { ResilienceEventMap } from './telemetry/resilience-event.model.js';
+import type { OptionsSchema } from './strategy/options.schema.js';
 import type { StrategyTelemetry } from './telemetry/strategy.telemetry.js';
 import type { TimeProvider } from './time/time.provider.js';
 import type { OptionsValidator } from './utils/options.validation.js';
@@ -117,7 +119,9 @@ export interface StrategyConfigEnvironment {
  *
  * @publicApi
  */
-export interface StrategySectionDefinition<TOptions> {
+export interface StrategySectionDefinition<TOptions, TConfig = unknown> {
+  /** Never set: carries the section's data type (what `PipelineConfig` holds under its name) for the compiler. */
+  readonly __config?: TConfig;
   /** The decorator that adds this section to a method (`Retry` for `@Retry`), if there is one. */
   readonly decorator?: string;
   /** The option that a plain number given for the section stands for (`"timeout": 2000`). */
@@ -140,21 +144,52 @@ export interface StrategySectionDefinition<TOptions> {
 }
 
 /**
- * Everything the package knows about one kind of strategy, exported by its folder: its type, its
- * telemetry events, how its options are validated, how it is created, and the configuration sections
- * (and decorators) that add it. `ResiliencePipelineBuilder.add(registration, options)` adds one.
+ * Everything the package knows about one kind of strategy, exported by its folder (its descriptor,
+ * made with `defineStrategy`): its type, its options schema (from which known keys, validation,
+ * configuration strings and documented defaults follow), its telemetry events, how it is created, the
+ * inspection ports it offers and the configuration sections (and decorators) that add it.
+ * `ResiliencePipelineBuilder.add(descriptor, options)` adds one.
  *
  * @publicApi
  */
-export interface StrategyDefinition<TOptions extends object = object> {
+export interface StrategyDefinition<
+  TOptions extends object = object,
+  TConfigs extends Record<string, unknown> = Record<string, unknown>,
+> {
   /** The kind of strategy: telemetry's `strategyType` and validation paths (`strategies[0] (retry)`). */
   readonly type: string;
-  /** The telemetry events the strategy reports. */
+  /** Every option, once: known keys, rules, how configuration reads strings, documented defaults. */
+  readonly options?: OptionsSchema<TOptions>;
+  /** The names of the telemetry events the strategy reports. */
   readonly events: readonly (keyof ResilienceEventMap)[];
+  /** The events with their severity and figures, as logs, metrics, the admin API and the dashboard read them. */
+  readonly eventDescriptors?: ResilienceEventDescriptors;
+  /** Checks what the schema cannot (options that depend on each other); runs after the schema's rules. */
+  check?(validator: OptionsValidator, options: TOptions, pipeline: StrategyPipelineInfo): void;
   /** Checks the options when a pipeline is built; report each problem on `validator` (all are thrown together). */
   validate?(validator: OptionsValidator, options: TOptions, pipeline: StrategyPipelineInfo): void;
   /** Creates the strategy once the whole pipeline has been validated. */
   create(options: TOptions, context: StrategyBuilderContext): ResilienceStrategy;
+  /** The ports the strategy offers to inspection (`circuit`, `limiter`). */
+  readonly ports?: readonly (keyof StrategyPorts)[];
   /** The configuration sections that add this strategy, by section name. */
-  readonly sections?: Readonly<Record<string, StrategySectionDefinition<TOptions>>>;
+  readonly sections?: { readonly [S in keyof TConfigs]: StrategySectionDefinition<TOptions, TConfigs[S]> };
 }
+
+/**
+ * A descriptor of any options and sections, for code that handles strategies generically.
+ *
+ * @publicApi
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any options type (function parameters are contravariant)
+export type AnyStrategyDefinition = StrategyDefinition<any, any>;
+
+/**
+ * A strategy's descriptor: `StrategyDefinition` by the name it has in a strategy folder.
+ *
+ * @publicApi
+ */
+export type StrategyDescriptor<
+  TOptions extends object = object,
+  TConfigs extends Record<string, unknown> = Record<string, unknown>,
+> = StrategyDefinition<TOptions, TConfigs>;

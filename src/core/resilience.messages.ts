@@ -35,12 +35,17 @@ export const RULES = {
       ? 'must be an object of options'
       : `must be an object of options, or a number (its ${numberOption})`,
   pipelinesObject: 'must be an object of named pipelines',
+  noSectionInDescriptor: (type: string, name: string) => `The ${type} strategy has no "${name}" section.`,
+  sectionTaken: (name: string) => `The strategy catalog has a "${name}" section already.`,
+  noCatalogLine: (name: string) => `The strategy catalog has no "${name}" line to place a strategy by.`,
   alreadyRegistered: 'is already registered',
   predicateReference: 'must be a predicate name, a list of names or a function',
   unknownPredicate: (name: string, known: readonly string[]) =>
     `is not a registered predicate (${knownNames(name, known)})`,
   circuitKeyRequired: 'is required with a shared stateStore when the pipeline has no name',
   circuitNeverOpens: (windowSize: number) => `must be <= windowSize (${windowSize}), or the circuit can never open`,
+  onlyForKinds: (kinds: readonly string[], kind: string) =>
+    `applies only to kind ${kinds.map((k) => `"${k}"`).join(' or ')}, not "${kind}"`,
   limitNeedsKind: 'needs a kind',
   limitNotForKind: (kind: string) => `does not apply to kind "${kind}"`,
   distributedKinds: 'applies to kind "token-bucket" or "sliding-window"',

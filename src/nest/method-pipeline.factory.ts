@@ -2,7 +2,7 @@ import {
   fallbackRegistration,
   OptionsValidator,
   ResilienceValidationError,
-  STRATEGY_SECTIONS,
+  strategyCatalog,
   strategyRegistration,
   type PipelineConfig,
   type ResiliencePipeline,
@@ -73,8 +73,8 @@ export function planMethodPipeline(
   let recordInvocation = false;
   let namesInvalidPipeline = false;
 
-  for (const section of STRATEGY_SECTIONS) {
-    const spec = meta.sections[section.name as ResilienceSection];
+  for (const section of strategyCatalog()) {
+    const spec = meta.sections[section.name];
     if (spec === undefined || section.decorator === undefined) continue;
     const step: PlanStep = {
       meta,

@@ -35,4 +35,11 @@ export const NEST_RULES = {
     'is a request-scoped or transient class whose decorated methods another application in this process already bound; run one application per process or make the class a singleton',
   appliedTwice: (decorator: string, method: string) => `@${decorator} is applied twice to ${method}.`,
   notAMethodTarget: (key: string) => `Resilience decorators apply to methods; ${key} is not one.`,
+  notAnEventName: 'is not a resilience event name',
+  noDecoratedSection: (section: string) =>
+    `The strategy catalog has no "${section}" section with a decorator (registerStrategy adds one).`,
+  logLevel: (levels: readonly string[]) => `must be false or one of ${levels.join(', ')}`,
+  objectOrFalse: 'must be an object or false',
+  integerAtLeastOne: 'must be an integer >= 1',
+  positiveNumber: 'must be a number > 0',
 } as const;

@@ -20,6 +20,7 @@ import {
   type TracerProvider,
 } from '@opentelemetry/api';
 import {
+  describeResilienceEvent,
   OptionsValidator,
   ResiliencePropertyKey,
   type CircuitState,
@@ -361,7 +362,7 @@ export class OpenTelemetryListener implements TelemetryListener {
           event,
         );
         events?.add(1, attributes);
-        if (span) span.addEvent(event.eventName, { ...attributes, ...eventDetails(event) });
+        if (span) span.addEvent(event.eventName, { ...attributes, ...eventAttributes(event) });
       }
     }
   }
@@ -528,36 +529,11 @@ export class OpenTelemetryListener implements TelemetryListener {
   }
 }
 
-/** What a span event adds to the metric tags: the figures of the event. */
-function eventDetails(event: ResilienceEvent): Attributes {
-  switch (event.eventName) {
-    case 'OnRetry':
-      return { 'attempt.number': event.arguments.attemptNumber, 'retry.delay': event.arguments.retryDelay };
-    case 'OnRetryGiveUp':
-      return { 'attempt.number': event.arguments.attemptNumber, 'retry.give_up.reason': event.arguments.reason };
-    case 'OnHedging':
-      return { 'attempt.number': event.arguments.attemptNumber };
-    case 'OnTimeout':
-      return { 'timeout.duration': event.arguments.timeout };
-    case 'OnCircuitOpened':
-      return {
-        'circuit.state': 'open',
-        'circuit.reason': event.arguments.reason,
-        'circuit.break_duration': event.arguments.breakDuration,
-      };
-    case 'OnCircuitClosed':
-      return { 'circuit.state': 'closed', 'circuit.reason': event.arguments.reason };
-    case 'OnCircuitHalfOpened':
-      return { 'circuit.state': 'half-open' };
-    case 'OnCircuitRejected':
-      return event.arguments.retryAfter === undefined
-        ? { 'circuit.state': event.arguments.state }
-        : { 'circuit.state': event.arguments.state, 'retry.after': event.arguments.retryAfter };
-    case 'OnRateLimiterRejected':
-      return event.arguments.retryAfter === undefined ? {} : { 'retry.after': event.arguments.retryAfter };
-    case 'OnChaosInjected':
-      return { 'chaos.kind': event.arguments.kind };
-    default:
-      return {};
+/** What a span event adds to the metric tags: the figures of the event that have an attribute name. */
+function eventAttributes(event: ResilienceEvent): Attributes {
+  const attributes: Attributes = {};
+  for (const fact of describeResilienceEvent(event.eventName, event.arguments)) {
+    if (fact.attribute !== undefined) attributes[fact.attribute] = fact.value;
   }
+  return attributes;
 }

@@ -1,6 +1,7 @@
 import type { ResilienceContext } from '../context/resilience.context.js';
 import type { Outcome } from '../outcome.model.js';
 import type { OptionsValidator } from '../utils/options.validation.js';
+import { option, optionKeys, validateOptions, type OptionsSchema } from '../strategy/options.schema.js';
 import { RULES } from '../resilience.messages.js';
 
 /** What the generators of a chaos strategy receive: the call's context. @publicApi */
@@ -68,15 +69,48 @@ export const DEFAULT_INJECTION_RATE = 0.001;
 /** Simmy's default latency. @publicApi */
 export const DEFAULT_CHAOS_LATENCY = 30_000;
 
-/** The options every chaos strategy accepts. @internal */
-export const CHAOS_COMMON_OPTION_KEYS = [
-  'name',
-  'injectionRate',
-  'injectionRateGenerator',
-  'enabled',
-  'enabledGenerator',
-  'random',
-] as const;
+const COMMON_OPTIONS: OptionsSchema<ChaosStrategyOptions> = {
+  name: option.string(),
+  injectionRate: option.number({ min: 0, max: 1 }, DEFAULT_INJECTION_RATE),
+  injectionRateGenerator: option.func(),
+  enabled: option.boolean(true),
+  enabledGenerator: option.func(),
+  random: option.func(),
+};
+
+/** Every option of `addChaosFault`. @internal */
+export const CHAOS_FAULT_OPTIONS: OptionsSchema<ChaosFaultOptions> = {
+  ...COMMON_OPTIONS,
+  fault: option.data(),
+  faultGenerator: option.func(),
+  onFaultInjected: option.func(),
+};
+
+/** Every option of `addChaosLatency`. @internal */
+export const CHAOS_LATENCY_OPTIONS: OptionsSchema<ChaosLatencyOptions> = {
+  ...COMMON_OPTIONS,
+  latency: option.duration({}, DEFAULT_CHAOS_LATENCY),
+  latencyGenerator: option.func(),
+  onLatencyInjected: option.func(),
+};
+
+/** Every option of `addChaosOutcome`. @internal */
+export const CHAOS_OUTCOME_OPTIONS: OptionsSchema<ChaosOutcomeOptions> = {
+  ...COMMON_OPTIONS,
+  outcome: option.data(),
+  outcomeGenerator: option.func(),
+  onOutcomeInjected: option.func(),
+};
+
+/** Every option of `addChaosBehavior` (`behavior` is required, checked by `checkChaosBehaviorOptions`). @internal */
+export const CHAOS_BEHAVIOR_OPTIONS: OptionsSchema<ChaosBehaviorOptions> = {
+  ...COMMON_OPTIONS,
+  behavior: option.custom({ kind: 'function' }),
+  onBehaviorInjected: option.func(),
+};
+
+/** The options every chaos strategy takes. @internal */
+export const CHAOS_COMMON_OPTION_KEYS = optionKeys(COMMON_OPTIONS);
 
 /** The options of each chaos strategy besides the common ones. @internal */
 export const CHAOS_KIND_OPTION_KEYS = {
@@ -86,43 +120,22 @@ export const CHAOS_KIND_OPTION_KEYS = {
   behavior: ['behavior', 'onBehaviorInjected'],
 } as const;
 
-const COMMON = CHAOS_COMMON_OPTION_KEYS;
-
-function validateCommon(v: OptionsValidator, o: ChaosStrategyOptions, extra: readonly string[]): void {
-  v.knownKeys(o, [...COMMON, ...extra])
-    .string('name', o.name)
-    .number('injectionRate', o.injectionRate, { min: 0, max: 1 })
-    .func('injectionRateGenerator', o.injectionRateGenerator)
-    .boolean('enabled', o.enabled)
-    .func('enabledGenerator', o.enabledGenerator)
-    .func('random', o.random);
-}
-
-/** @internal */
+/**
+ * The fault strategy's validation: the `chaosFault` section's `message` (only one that is not a string
+ * gets here) is reported first and counts as the fault.
+ *
+ * @internal
+ */
 export function validateChaosFaultOptions(v: OptionsValidator, o: ChaosFaultOptions): void {
-  const fromConfig = o as { message?: unknown };
-  // Only the `chaosFault` configuration section takes a `message` (and only one that is not a string gets here).
-  if (fromConfig.message !== undefined) v.add('message', fromConfig.message, RULES.string);
-  const options: string[] = [...CHAOS_KIND_OPTION_KEYS.fault];
-  if (fromConfig.message !== undefined) options.push('message');
-  validateCommon(v, o, options);
-  v.func('faultGenerator', o.faultGenerator).func('onFaultInjected', o.onFaultInjected);
-  if (o.fault === undefined && o.faultGenerator === undefined && fromConfig.message === undefined)
+  const message = (o as { message?: unknown }).message;
+  if (message !== undefined) v.add('message', message, RULES.string);
+  validateOptions(v, CHAOS_FAULT_OPTIONS, o, message !== undefined ? ['message'] : []);
+  if (o.fault === undefined && o.faultGenerator === undefined && message === undefined)
     v.add('fault', undefined, RULES.requiredOr('faultGenerator'));
 }
 
-/** @internal */
-export function validateChaosLatencyOptions(v: OptionsValidator, o: ChaosLatencyOptions): void {
-  validateCommon(v, o, CHAOS_KIND_OPTION_KEYS.latency);
-  v.duration('latency', o.latency)
-    .func('latencyGenerator', o.latencyGenerator)
-    .func('onLatencyInjected', o.onLatencyInjected);
-}
-
-/** @internal */
-export function validateChaosOutcomeOptions(v: OptionsValidator, o: ChaosOutcomeOptions<unknown>): void {
-  validateCommon(v, o, CHAOS_KIND_OPTION_KEYS.outcome);
-  v.func('outcomeGenerator', o.outcomeGenerator).func('onOutcomeInjected', o.onOutcomeInjected);
+/** What the schema cannot check of `addChaosOutcome`: an outcome or its generator. @internal */
+export function checkChaosOutcomeOptions(v: OptionsValidator, o: ChaosOutcomeOptions<unknown>): void {
   if (o.outcome === undefined && o.outcomeGenerator === undefined)
     v.add('outcome', undefined, RULES.requiredOr('outcomeGenerator'));
   if (o.outcome !== undefined && (o.outcome === null || typeof o.outcome.ok !== 'boolean')) {
@@ -130,9 +143,7 @@ export function validateChaosOutcomeOptions(v: OptionsValidator, o: ChaosOutcome
   }
 }
 
-/** @internal */
-export function validateChaosBehaviorOptions(v: OptionsValidator, o: ChaosBehaviorOptions): void {
-  validateCommon(v, o, CHAOS_KIND_OPTION_KEYS.behavior);
-  v.func('onBehaviorInjected', o.onBehaviorInjected);
+/** What the schema cannot check of `addChaosBehavior`: the behaviour is required. @internal */
+export function checkChaosBehaviorOptions(v: OptionsValidator, o: ChaosBehaviorOptions): void {
   if (v.required('behavior', o.behavior)) v.func('behavior', o.behavior);
 }

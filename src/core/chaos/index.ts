@@ -1,3 +1,5 @@
+import './chaos.shortcuts.js';
+
 export {
   DEFAULT_CHAOS_LATENCY,
   DEFAULT_INJECTION_RATE,
@@ -10,7 +12,13 @@ export {
 } from './chaos.options.js';
 export {
   chaosBehaviorRegistration,
+  chaosBehaviorStrategy,
   chaosFaultRegistration,
+  chaosFaultStrategy,
   chaosLatencyRegistration,
+  chaosLatencyStrategy,
   chaosOutcomeRegistration,
-} from './chaos.registrations.js';
+  chaosOutcomeStrategy,
+  type ChaosFaultConfig,
+  type ChaosLatencyConfig,
+} from './chaos.descriptors.js';

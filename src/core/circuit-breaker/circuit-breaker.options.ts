@@ -11,7 +11,20 @@ import type {
   CircuitState,
   CircuitTransitionReason,
 } from './circuit-state.model.js';
-import { MAX_WINDOW_SIZE } from './circuit-breaker.constants.js';
+import {
+  DEFAULT_BREAK_DURATION,
+  DEFAULT_CIRCUIT_BREAKER_KIND,
+  DEFAULT_FAILURE_RATIO,
+  DEFAULT_FAILURE_THRESHOLD,
+  DEFAULT_MAX_HALF_OPEN_WAIT,
+  DEFAULT_MINIMUM_THROUGHPUT,
+  DEFAULT_PERMITTED_CALLS_IN_HALF_OPEN,
+  DEFAULT_SAMPLING_DURATION,
+  DEFAULT_SLOW_CALL_DURATION,
+  DEFAULT_WINDOW_SIZE,
+  MAX_WINDOW_SIZE,
+} from './circuit-breaker.constants.js';
+import { option, optionKeys, type OptionsSchema } from '../strategy/options.schema.js';
 import { RULES } from '../resilience.messages.js';
 
 /** What `shouldHandle` of a circuit breaker receives: the call's outcome and context. @publicApi */
@@ -141,68 +154,54 @@ const KIND_SPECIFIC = [
   'slowCallDuration',
 ];
 
-/** @internal */
-export const CIRCUIT_BREAKER_OPTION_KEYS = [
-  'name',
-  'kind',
-  ...KIND_SPECIFIC,
-  'breakDuration',
-  'breakDurationGenerator',
-  'permittedCallsInHalfOpen',
-  'successThresholdInHalfOpen',
-  'waitForHalfOpenVerdict',
-  'maxHalfOpenWait',
-  'shouldHandle',
-  'onOpened',
-  'onClosed',
-  'onHalfOpened',
-  'onStateChange',
-  'manualControl',
-  'stateProvider',
-  'stateStore',
-  'circuitKey',
-] as const;
+/** Every option of the circuit breaker, with its rule and default. @internal */
+export const CIRCUIT_BREAKER_OPTIONS: OptionsSchema<CircuitBreakerStrategyOptions> = {
+  name: option.string(),
+  kind: option.oneOf(Object.keys(KIND_OPTIONS), DEFAULT_CIRCUIT_BREAKER_KIND),
+  failureThreshold: option.number({ min: 1, integer: true }, DEFAULT_FAILURE_THRESHOLD),
+  failureRatio: option.number({ min: 0, exclusiveMin: true, max: 1 }, DEFAULT_FAILURE_RATIO),
+  minimumThroughput: option.number({ min: 1, integer: true }, DEFAULT_MINIMUM_THROUGHPUT),
+  samplingDuration: option.duration({ min: 10 }, DEFAULT_SAMPLING_DURATION),
+  windowSize: option.number({ min: 1, max: MAX_WINDOW_SIZE, integer: true }, DEFAULT_WINDOW_SIZE),
+  slowCallDuration: option.duration({ min: 1 }, DEFAULT_SLOW_CALL_DURATION),
+  breakDuration: option.duration({ min: 1 }, DEFAULT_BREAK_DURATION),
+  breakDurationGenerator: option.func(),
+  permittedCallsInHalfOpen: option.number({ min: 1, max: 10_000, integer: true }, DEFAULT_PERMITTED_CALLS_IN_HALF_OPEN),
+  successThresholdInHalfOpen: option.number({ min: 1, max: 10_000, integer: true }),
+  waitForHalfOpenVerdict: option.boolean(),
+  maxHalfOpenWait: option.duration({ min: 1 }, DEFAULT_MAX_HALF_OPEN_WAIT),
+  shouldHandle: option.func(),
+  onOpened: option.func(),
+  onClosed: option.func(),
+  onHalfOpened: option.func(),
+  onStateChange: option.func(),
+  manualControl: option.data(),
+  stateProvider: option.data(),
+  stateStore: option.data(),
+  circuitKey: option.custom({ kind: 'data', check: (v, key, value) => v.string(key, value) }),
+};
+
+const SERVICE_TYPES = {
+  stateStore: 'CircuitBreakerStateStore',
+  manualControl: 'CircuitBreakerManualControl',
+  stateProvider: 'CircuitBreakerStateProvider',
+} as const;
 
 /** @internal */
-export function validateCircuitBreakerOptions(
+export const CIRCUIT_BREAKER_OPTION_KEYS = optionKeys(CIRCUIT_BREAKER_OPTIONS);
+
+/** What the schema cannot check: options of another kind, the count window, the services, the circuit key. @internal */
+export function checkCircuitBreakerOptions(
   v: OptionsValidator,
-  o: CircuitBreakerStrategyOptions<never>,
+  o: CircuitBreakerStrategyOptions<unknown>,
   pipeline: { readonly name?: string },
 ): void {
-  v.knownKeys(o, CIRCUIT_BREAKER_OPTION_KEYS)
-    .string('name', o.name)
-    .oneOf('kind', o.kind, Object.keys(KIND_OPTIONS))
-    .number('failureThreshold', o.failureThreshold, { min: 1, integer: true })
-    .number('failureRatio', o.failureRatio, { min: 0, exclusiveMin: true, max: 1 })
-    .number('minimumThroughput', o.minimumThroughput, { min: 1, integer: true })
-    .duration('samplingDuration', o.samplingDuration, { min: 10 })
-    .number('windowSize', o.windowSize, { min: 1, max: MAX_WINDOW_SIZE, integer: true })
-    .duration('slowCallDuration', o.slowCallDuration, { min: 1 })
-    .duration('breakDuration', o.breakDuration, { min: 1 })
-    .func('breakDurationGenerator', o.breakDurationGenerator)
-    .number('permittedCallsInHalfOpen', o.permittedCallsInHalfOpen, { min: 1, max: 10_000, integer: true })
-    .number('successThresholdInHalfOpen', o.successThresholdInHalfOpen, { min: 1, max: 10_000, integer: true })
-    .boolean('waitForHalfOpenVerdict', o.waitForHalfOpenVerdict)
-    .duration('maxHalfOpenWait', o.maxHalfOpenWait, { min: 1 })
-    .func('shouldHandle', o.shouldHandle)
-    .func('onOpened', o.onOpened)
-    .func('onClosed', o.onClosed)
-    .func('onHalfOpened', o.onHalfOpened)
-    .func('onStateChange', o.onStateChange)
-    .string('circuitKey', o.circuitKey);
-
   const kind = o.kind ?? 'time-window';
   if (typeof kind === 'string' && Object.hasOwn(KIND_OPTIONS, kind)) {
-    for (const option of KIND_SPECIFIC) {
-      if ((o as Record<string, unknown>)[option] !== undefined && !KIND_OPTIONS[kind].includes(option)) {
-        const kinds = (Object.keys(KIND_OPTIONS) as CircuitBreakerKind[]).filter((k) =>
-          KIND_OPTIONS[k].includes(option),
-        );
-        v.add(
-          option,
-          (o as Record<string, unknown>)[option],
-          `applies only to kind ${kinds.map((k) => `"${k}"`).join(' or ')}, not "${kind}"`,
-        );
+    for (const key of KIND_SPECIFIC) {
+      if ((o as Record<string, unknown>)[key] !== undefined && !KIND_OPTIONS[kind].includes(key)) {
+        const kinds = (Object.keys(KIND_OPTIONS) as CircuitBreakerKind[]).filter((k) => KIND_OPTIONS[k].includes(key));
+        v.add(key, (o as Record<string, unknown>)[key], RULES.onlyForKinds(kinds, kind));
       }
     }
   }
@@ -220,17 +219,7 @@ export function validateCircuitBreakerOptions(
   ] as const) {
     const value = (o as Record<string, unknown>)[key];
     if (value !== undefined && typeof (value as Record<string, unknown>)?.[method] !== 'function') {
-      v.add(
-        key,
-        value,
-        RULES.instanceOf(
-          key === 'stateStore'
-            ? 'CircuitBreakerStateStore'
-            : key === 'manualControl'
-              ? 'CircuitBreakerManualControl'
-              : 'CircuitBreakerStateProvider',
-        ),
-      );
+      v.add(key, value, RULES.instanceOf(SERVICE_TYPES[key]));
     }
   }
   if (o.stateStore !== undefined && o.circuitKey === undefined && pipeline.name === undefined) {

@@ -1,3 +1,5 @@
+import './circuit-breaker.shortcuts.js';
+
 export {
   CIRCUIT_SNAPSHOT_VERSION,
   type BreakDurationGeneratorArguments,
@@ -43,4 +45,6 @@ export {
   CIRCUIT_CONTROL_SERVICE,
   CIRCUIT_STATE_STORE_SERVICE,
   circuitBreakerRegistration,
-} from './circuit-breaker.registration.js';
+  circuitBreakerStrategy,
+  type CircuitBreakerConfig,
+} from './circuit-breaker.descriptor.js';

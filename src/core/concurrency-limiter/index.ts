@@ -1,1 +1,8 @@
-export { concurrencyLimiterRegistration } from './concurrency-limiter.registration.js';
+import './concurrency-limiter.shortcuts.js';
+
+export {
+  concurrencyLimiterRegistration,
+  concurrencyLimiterStrategy,
+  type ConcurrencyLimiterConfig,
+} from './concurrency-limiter.descriptor.js';
+export type { ConcurrencyLimiterStrategyOptions } from './concurrency-limiter.shortcuts.js';

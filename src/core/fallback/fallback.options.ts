@@ -1,5 +1,6 @@
 import type { ResilienceContext } from '../context/resilience.context.js';
 import type { Outcome } from '../outcome.model.js';
+import { option, optionKeys, type OptionsSchema } from '../strategy/options.schema.js';
 import { isGiven, type OptionsValidator } from '../utils/options.validation.js';
 import { RULES } from '../resilience.messages.js';
 
@@ -28,16 +29,20 @@ export interface FallbackStrategyOptions<T = unknown> {
   onFallback?: (args: FallbackArguments<T>) => void | PromiseLike<void>;
 }
 
-/** @internal */
-export const FALLBACK_OPTION_KEYS = ['name', 'fallbackValue', 'fallbackAction', 'shouldHandle', 'onFallback'] as const;
+/** Every option of the fallback strategy. @internal */
+export const FALLBACK_OPTIONS: OptionsSchema<FallbackStrategyOptions> = {
+  name: option.string(),
+  fallbackValue: option.data(),
+  fallbackAction: option.func(),
+  shouldHandle: option.func(),
+  onFallback: option.func(),
+};
 
 /** @internal */
-export function validateFallbackOptions(v: OptionsValidator, options: FallbackStrategyOptions<unknown>): void {
-  v.knownKeys(options, FALLBACK_OPTION_KEYS)
-    .string('name', options.name)
-    .func('fallbackAction', options.fallbackAction)
-    .func('shouldHandle', options.shouldHandle)
-    .func('onFallback', options.onFallback);
+export const FALLBACK_OPTION_KEYS = optionKeys(FALLBACK_OPTIONS);
+
+/** What the schema cannot check: exactly one of `fallbackValue` and `fallbackAction`. @internal */
+export function checkFallbackOptions(v: OptionsValidator, options: FallbackStrategyOptions<unknown>): void {
   const hasValue = isGiven(options, 'fallbackValue');
   const hasAction = isGiven(options, 'fallbackAction');
   if (!hasValue && !hasAction) {

@@ -1,2 +1,4 @@
+import './fallback.shortcuts.js';
+
 export { type FallbackArguments, type FallbackStrategyOptions } from './fallback.options.js';
-export { fallbackRegistration } from './fallback.registration.js';
+export { fallbackRegistration, fallbackStrategy, type FallbackConfig } from './fallback.descriptor.js';

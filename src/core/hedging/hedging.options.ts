@@ -1,7 +1,8 @@
 import type { ResilienceContext } from '../context/resilience.context.js';
 import type { Outcome } from '../outcome.model.js';
 import type { StrategyNext } from '../resilience-strategy.interface.js';
-import { MAX_TIMER_DELAY, type OptionsValidator } from '../utils/options.validation.js';
+import { option, optionKeys, type OptionsSchema } from '../strategy/options.schema.js';
+import { MAX_TIMER_DELAY } from '../utils/options.validation.js';
 
 /** What `shouldHandle` of the hedging strategy receives for each attempt's outcome. @publicApi */
 export interface HedgingPredicateArguments<T> {
@@ -70,25 +71,20 @@ export const DEFAULT_HEDGING_DELAY = 2_000;
 /** Hedged attempts besides the primary one by default (Polly v8: one). @publicApi */
 export const DEFAULT_MAX_HEDGED_ATTEMPTS = 1;
 
-/** The options `addHedging` accepts. @internal */
-export const HEDGING_OPTION_KEYS = [
-  'name',
-  'maxHedgedAttempts',
-  'delay',
-  'delayGenerator',
-  'actionGenerator',
-  'shouldHandle',
-  'onHedging',
-] as const;
+/** Every option of the hedging strategy. `delay` reads like a duration in configuration, negative included. @internal */
+export const HEDGING_OPTIONS: OptionsSchema<HedgingStrategyOptions> = {
+  name: option.string(),
+  maxHedgedAttempts: option.number({ min: 1, max: 10, integer: true }, DEFAULT_MAX_HEDGED_ATTEMPTS),
+  delay: option.custom({
+    kind: 'duration',
+    default: DEFAULT_HEDGING_DELAY,
+    check: (v, key, value) => v.number(key, value, { max: MAX_TIMER_DELAY }),
+  }),
+  delayGenerator: option.func(),
+  actionGenerator: option.func(),
+  shouldHandle: option.func(),
+  onHedging: option.func(),
+};
 
-/** @internal */
-export function validateHedgingOptions(v: OptionsValidator, o: HedgingStrategyOptions<unknown>): void {
-  v.knownKeys(o, HEDGING_OPTION_KEYS)
-    .string('name', o.name)
-    .number('maxHedgedAttempts', o.maxHedgedAttempts, { min: 1, max: 10, integer: true })
-    .number('delay', o.delay, { max: MAX_TIMER_DELAY })
-    .func('delayGenerator', o.delayGenerator)
-    .func('actionGenerator', o.actionGenerator)
-    .func('shouldHandle', o.shouldHandle)
-    .func('onHedging', o.onHedging);
-}
+/** The options `addHedging` accepts. @internal */
+export const HEDGING_OPTION_KEYS = optionKeys(HEDGING_OPTIONS);

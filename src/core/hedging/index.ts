@@ -1,3 +1,5 @@
+import './hedging.shortcuts.js';
+
 export {
   DEFAULT_HEDGING_DELAY,
   DEFAULT_MAX_HEDGED_ATTEMPTS,
@@ -7,4 +9,4 @@ export {
   type HedgingStrategyOptions,
   type OnHedgingArguments,
 } from './hedging.options.js';
-export { hedgingRegistration } from './hedging.registration.js';
+export { hedgingRegistration, hedgingStrategy, type HedgingConfig } from './hedging.descriptor.js';

@@ -1,31 +1,12 @@
-import {
-  chaosBehaviorRegistration,
-  chaosFaultRegistration,
-  chaosLatencyRegistration,
-  chaosOutcomeRegistration,
-} from '../chaos/chaos.registrations.js';
 import type {
-  ChaosBehaviorOptions,
-  ChaosFaultOptions,
-  ChaosLatencyOptions,
-  ChaosOutcomeOptions,
-} from '../chaos/chaos.options.js';
-import { circuitBreakerRegistration } from '../circuit-breaker/circuit-breaker.registration.js';
-import type { CircuitBreakerStrategyOptions } from '../circuit-breaker/circuit-breaker.options.js';
-import { fallbackRegistration } from '../fallback/fallback.registration.js';
-import type { FallbackStrategyOptions } from '../fallback/fallback.options.js';
-import { hedgingRegistration } from '../hedging/hedging.registration.js';
-import type { HedgingStrategyOptions } from '../hedging/hedging.options.js';
-import { rateLimiterRegistration } from '../rate-limiter/rate-limiter.registration.js';
-import type { RateLimiterStrategyOptions } from '../rate-limiter/rate-limiter.options.js';
-import type { ResilienceStrategy, StrategyDefinition, StrategyRegistration } from '../resilience-strategy.interface.js';
-import { retryRegistration } from '../retry/retry.registration.js';
-import type { RetryStrategyOptions } from '../retry/retry.options.js';
+  AnyStrategyDefinition,
+  ResilienceStrategy,
+  StrategyDefinition,
+  StrategyRegistration,
+} from '../resilience-strategy.interface.js';
 import type { TelemetryListener } from '../telemetry/resilience-event.model.js';
 import { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
 import { systemTimeProvider, type TimeProvider } from '../time/time.provider.js';
-import { timeoutRegistration } from '../timeout/timeout.registration.js';
-import type { TimeoutStrategyOptions } from '../timeout/timeout.options.js';
 import { ResilienceValidationError } from '../resilience.errors.js';
 import { OptionsValidator } from '../utils/options.validation.js';
 import { recordStrategyOptions, ResiliencePipeline, type StrategyDescriptionSource } from './resilience.pipeline.js';
@@ -91,55 +72,40 @@ export function strategyRegistration<TOptions extends object>(
   };
 }
 
-/** Registrations for options of one strategy. */
-type RegistrationFactory<O> = (options: O) => StrategyRegistration<O>;
-
-function factory<O extends object>(registration: StrategyDefinition<O>): RegistrationFactory<O> {
-  return (options) => strategyRegistration(registration, options);
-}
-
-/** The registration factories of `builtInStrategies`. @publicApi */
-export interface BuiltInStrategies {
-  /** The registration of `addRetry`. */
-  retry<T>(options: RetryStrategyOptions<T>): StrategyRegistration<RetryStrategyOptions<T>>;
-  /** The registration of `addTimeout`. */
-  timeout(options: TimeoutStrategyOptions): StrategyRegistration<TimeoutStrategyOptions>;
-  /** The registration of `addFallback`. */
-  fallback<T>(options: FallbackStrategyOptions<T>): StrategyRegistration<FallbackStrategyOptions<T>>;
-  /** The registration of `addRateLimiter`. */
-  rateLimiter(options: RateLimiterStrategyOptions): StrategyRegistration<RateLimiterStrategyOptions>;
-  /** The registration of `addHedging`. */
-  hedging<T>(options: HedgingStrategyOptions<T>): StrategyRegistration<HedgingStrategyOptions<T>>;
-  /** The registration of `addChaosFault`. */
-  chaosFault(options: ChaosFaultOptions): StrategyRegistration<ChaosFaultOptions>;
-  /** The registration of `addChaosLatency`. */
-  chaosLatency(options: ChaosLatencyOptions): StrategyRegistration<ChaosLatencyOptions>;
-  /** The registration of `addChaosOutcome`. */
-  chaosOutcome<T>(options: ChaosOutcomeOptions<T>): StrategyRegistration<ChaosOutcomeOptions<T>>;
-  /** The registration of `addChaosBehavior`. */
-  chaosBehavior(options: ChaosBehaviorOptions): StrategyRegistration<ChaosBehaviorOptions>;
-  /** The registration of `addCircuitBreaker`. */
-  circuitBreaker<T>(options: CircuitBreakerStrategyOptions<T>): StrategyRegistration<CircuitBreakerStrategyOptions<T>>;
-}
-
 /**
- * The registrations behind the built-in `add…` methods, for code that adds strategies generically. Each
- * strategy folder also exports its registration for `ResiliencePipelineBuilder.add`.
+ * The registration factories of `builtInStrategies`, one per strategy folder (each adds its own by
+ * declaration merging, beside its `add…` shortcut).
  *
  * @publicApi
  */
-export const builtInStrategies = {
-  retry: factory(retryRegistration),
-  timeout: factory(timeoutRegistration),
-  fallback: factory(fallbackRegistration),
-  rateLimiter: factory(rateLimiterRegistration),
-  hedging: factory(hedgingRegistration),
-  chaosFault: factory(chaosFaultRegistration),
-  chaosLatency: factory(chaosLatencyRegistration),
-  chaosOutcome: factory(chaosOutcomeRegistration),
-  chaosBehavior: factory(chaosBehaviorRegistration),
-  circuitBreaker: factory(circuitBreakerRegistration),
-} as BuiltInStrategies;
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by declaration merging
+export interface BuiltInStrategies {}
+
+/**
+ * The registrations behind the built-in `add…` methods, for code that adds strategies generically. Each
+ * strategy folder also exports its descriptor for `ResiliencePipelineBuilder.add`.
+ *
+ * @publicApi
+ */
+export const builtInStrategies = {} as BuiltInStrategies;
+
+/**
+ * Gives `ResiliencePipelineBuilder` a strategy folder's shortcuts (`addRetry` …) and `builtInStrategies`
+ * its registration factories: the TypeScript form of Polly's extension methods. The folder declares the
+ * methods' types by merging them into the builder's interface.
+ *
+ * @publicApi
+ */
+export function extendPipelineBuilder(
+  shortcuts: { readonly [method: string]: (this: ResiliencePipelineBuilder<unknown>, ...args: never[]) => unknown },
+  factories: { readonly [name: string]: AnyStrategyDefinition } = {},
+): void {
+  Object.assign(ResiliencePipelineBuilder.prototype, shortcuts);
+  for (const [name, definition] of Object.entries(factories)) {
+    (builtInStrategies as unknown as Record<string, unknown>)[name] = (options: object) =>
+      strategyRegistration(definition as StrategyDefinition, options);
+  }
+}
 
 /**
  * Composes strategies into a `ResiliencePipeline`. The first strategy added is the outermost. Options are
@@ -174,89 +140,6 @@ export class ResiliencePipelineBuilder<T = unknown> {
    */
   add<TOptions extends object>(registration: StrategyDefinition<TOptions>, options: TOptions): this {
     return this.addStrategy(strategyRegistration(registration, options));
-  }
-
-  /** Retries handled outcomes with a backoff (Polly `AddRetry`). */
-  addRetry(options: RetryStrategyOptions<T> = {}): this {
-    return this.add(retryRegistration, options as RetryStrategyOptions<unknown>);
-  }
-
-  /** Cancels the inner call after a timeout, given in milliseconds or as options (Polly `AddTimeout`). */
-  addTimeout(timeoutOrOptions: number | TimeoutStrategyOptions): this {
-    const options = typeof timeoutOrOptions === 'number' ? { timeout: timeoutOrOptions } : timeoutOrOptions;
-    return this.add(timeoutRegistration, options);
-  }
-
-  /**
-   * Stops calling a failing dependency for a while (Polly `AddCircuitBreaker`, plus consecutive,
-   * count-window and slow-call kinds, several half-open probes and a pluggable state store).
-   */
-  addCircuitBreaker(options: CircuitBreakerStrategyOptions<T> = {}): this {
-    return this.add(circuitBreakerRegistration, options as CircuitBreakerStrategyOptions<unknown>);
-  }
-
-  /**
-   * Admits calls within rate limits: token bucket, fixed window, sliding window or concurrency, each with
-   * an optional queue; chained (`limits`), partitioned by a key from the context (`partitionKey`), or a
-   * limiter of your own. Rejections throw `RateLimiterRejectedError` with `retryAfter`.
-   */
-  addRateLimiter(options: RateLimiterStrategyOptions = {}): this {
-    return this.add(rateLimiterRegistration, options);
-  }
-
-  /** Limits concurrent calls (the bulkhead): `permitLimit` run, `queueLimit` wait in FIFO order. */
-  addConcurrencyLimiter(
-    permitLimitOrOptions:
-      | number
-      | {
-          permitLimit: number;
-          queueLimit?: number;
-          name?: string;
-          onRejected?: RateLimiterStrategyOptions['onRejected'];
-        },
-    queueLimit = 0,
-  ): this {
-    const options =
-      typeof permitLimitOrOptions === 'number'
-        ? { permitLimit: permitLimitOrOptions, queueLimit }
-        : permitLimitOrOptions;
-    return this.addStrategy({
-      ...strategyRegistration(rateLimiterRegistration, { kind: 'concurrency', ...options }),
-      type: 'concurrency-limiter',
-    });
-  }
-
-  /**
-   * Races extra attempts against a slow or failing one (Polly `AddHedging`): latency mode (`delay` > 0),
-   * parallel (0) or fallback (< 0).
-   */
-  addHedging(options: HedgingStrategyOptions<T> = {}): this {
-    return this.add(hedgingRegistration, options as HedgingStrategyOptions<unknown>);
-  }
-
-  /** Injects faults: throws `fault` instead of calling, for `injectionRate` of the calls (Simmy). */
-  addChaosFault(options: ChaosFaultOptions): this {
-    return this.add(chaosFaultRegistration, options);
-  }
-
-  /** Injects latency before the call (cancellable). */
-  addChaosLatency(options: ChaosLatencyOptions): this {
-    return this.add(chaosLatencyRegistration, options);
-  }
-
-  /** Injects an outcome (a value or an error) instead of calling. */
-  addChaosOutcome(options: ChaosOutcomeOptions<T>): this {
-    return this.add(chaosOutcomeRegistration, options as ChaosOutcomeOptions<unknown>);
-  }
-
-  /** Injects a behaviour (any code) before the call. */
-  addChaosBehavior(options: ChaosBehaviorOptions): this {
-    return this.add(chaosBehaviorRegistration, options);
-  }
-
-  /** Replaces handled outcomes with a fallback value or action (Polly `AddFallback`). */
-  addFallback(options: FallbackStrategyOptions<T>): this {
-    return this.add(fallbackRegistration, options as FallbackStrategyOptions<unknown>);
   }
 
   /**

@@ -1,3 +1,5 @@
+import './rate-limiter.shortcuts.js';
+
 export type { RateLimiter, RateLimitLease } from './rate-limiter.model.js';
 export {
   createRateLimiter,
@@ -14,6 +16,8 @@ export { SlidingWindowRateLimiter, type SlidingWindowLimiterOptions } from './li
 export { ChainedRateLimiter, PartitionedRateLimiter } from './limiters/composite.limiters.js';
 export {
   rateLimiterRegistration,
+  rateLimiterStrategy,
   SHARED_LIMITER_SERVICE,
+  type RateLimiterConfig,
   type SharedLimitSection,
-} from './rate-limiter.registration.js';
+} from './rate-limiter.descriptor.js';

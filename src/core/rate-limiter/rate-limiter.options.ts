@@ -8,6 +8,7 @@ import { SlidingWindowRateLimiter } from './limiters/sliding-window.limiter.js';
 import { TokenBucketRateLimiter } from './limiters/token-bucket.limiter.js';
 import type { RateLimiter } from './rate-limiter.model.js';
 import { RULES } from '../resilience.messages.js';
+import { option, optionKeys, type OptionSpec, type OptionsSchema } from '../strategy/options.schema.js';
 
 /** One limit, as data. @publicApi */
 export type RateLimitDefinition =
@@ -74,6 +75,16 @@ const FIELDS: Record<RateLimitKind, { required: readonly string[]; optional: rea
   'sliding-window': { required: ['permitLimit', 'window'], optional: ['segmentsPerWindow', 'queueLimit'] },
   concurrency: { required: ['permitLimit'], optional: ['queueLimit'] },
 };
+/** The fields of a limit, with their rules, in the order they are checked. */
+const LIMIT_OPTIONS: Readonly<Record<string, OptionSpec>> = {
+  permitLimit: option.number({ min: 1, integer: true }),
+  tokenLimit: option.number({ min: 1, integer: true }),
+  tokensPerPeriod: option.number({ min: 1, integer: true }),
+  queueLimit: option.number({ min: 0, integer: true }, 0),
+  segmentsPerWindow: option.number({ min: 1, max: 1_000, integer: true }),
+  window: option.duration({ min: 1 }),
+  replenishmentPeriod: option.duration({ min: 1 }),
+};
 const LIMIT_FIELDS = [
   'permitLimit',
   'window',
@@ -82,30 +93,40 @@ const LIMIT_FIELDS = [
   'tokensPerPeriod',
   'replenishmentPeriod',
   'queueLimit',
-];
+] as const;
+
+/** A limit field at the top level: checked with the kind it belongs to. */
+const byKind = (field: (typeof LIMIT_FIELDS)[number]): OptionSpec => ({
+  kind: LIMIT_OPTIONS[field].kind,
+  default: LIMIT_OPTIONS[field].default,
+});
+
+/** Every option of the rate limiter (the limit fields are checked against the kind). @internal */
+export const RATE_LIMITER_OPTIONS: OptionsSchema<RateLimiterStrategyOptions> = {
+  name: option.string(),
+  kind: option.custom({ kind: 'choice' }),
+  permitLimit: byKind('permitLimit'),
+  window: byKind('window'),
+  segmentsPerWindow: byKind('segmentsPerWindow'),
+  tokenLimit: byKind('tokenLimit'),
+  tokensPerPeriod: byKind('tokensPerPeriod'),
+  replenishmentPeriod: byKind('replenishmentPeriod'),
+  queueLimit: byKind('queueLimit'),
+  limits: option.custom({ kind: 'list', fields: { kind: { kind: 'choice' }, ...LIMIT_OPTIONS } }),
+  limiter: option.data(),
+  partitionKey: option.func(),
+  onRejected: option.func(),
+  distributed: option.boolean(false),
+};
 
 /** @internal */
-export const RATE_LIMITER_OPTION_KEYS = [
-  'name',
-  'kind',
-  ...LIMIT_FIELDS,
-  'limits',
-  'limiter',
-  'partitionKey',
-  'onRejected',
-  'distributed',
-];
+export const RATE_LIMITER_OPTION_KEYS = optionKeys(RATE_LIMITER_OPTIONS);
 
 /** Polly's default when nothing is configured: 1,000 concurrent calls, no queue. @publicApi */
 export const DEFAULT_RATE_LIMIT: RateLimitDefinition = { kind: 'concurrency', permitLimit: 1_000, queueLimit: 0 };
 
-/** @internal */
-export function validateRateLimiterOptions(v: OptionsValidator, o: RateLimiterStrategyOptions): void {
-  v.knownKeys(o, RATE_LIMITER_OPTION_KEYS)
-    .string('name', o.name)
-    .func('partitionKey', o.partitionKey)
-    .func('onRejected', o.onRejected)
-    .boolean('distributed', o.distributed);
+/** What the schema cannot check: the limit the options describe, by its kind. @internal */
+export function checkRateLimiterOptions(v: OptionsValidator, o: RateLimiterStrategyOptions): void {
   if (o.distributed && o.kind !== 'token-bucket' && o.kind !== 'sliding-window') {
     v.add('distributed', o.distributed, RULES.distributedKinds);
   }
@@ -147,13 +168,7 @@ function validateDefinition(v: OptionsValidator, d: Record<string, unknown>, che
       v.add(field, d[field], RULES.limitNotForKind(kind));
     }
   }
-  v.number('permitLimit', d.permitLimit, { min: 1, integer: true })
-    .number('tokenLimit', d.tokenLimit, { min: 1, integer: true })
-    .number('tokensPerPeriod', d.tokensPerPeriod, { min: 1, integer: true })
-    .number('queueLimit', d.queueLimit, { min: 0, integer: true })
-    .number('segmentsPerWindow', d.segmentsPerWindow, { min: 1, max: 1_000, integer: true })
-    .duration('window', d.window, { min: 1 })
-    .duration('replenishmentPeriod', d.replenishmentPeriod, { min: 1 });
+  for (const [field, spec] of Object.entries(LIMIT_OPTIONS)) spec.check?.(v, field, d[field]);
 }
 
 /** Builds a limiter from a definition. @publicApi */

@@ -1,67 +1,16 @@
+import type { StrategyCatalogLine } from '../catalog/strategy.catalog.js';
+import type { OptionSpec } from '../strategy/options.schema.js';
+import { configSections } from './pipeline-config.builder.js';
 import type { PipelineConfig, PipelineConfigData } from './pipeline-config.model.js';
 
 /**
  * Configuration as data (JSON, YAML, environment variables) often carries numbers as strings. Before a
- * `PipelineConfig` is validated, values at the options that take a duration, a number or a boolean are
- * converted when they are strings that say one clearly; anything else is left as given, so validation
- * still reports it with its path, value and rule. The builder API stays typed: this runs only on
- * configuration given to the registry (`ResilienceModule.forRoot`, `forFeature`, `addPipelines`,
- * `reload`).
+ * `PipelineConfig` is validated, each section's values are read by its strategy's options schema: an
+ * option of kind `duration`, `number` or `boolean` given as a string that says one clearly is
+ * converted; anything else is left as given, so validation still reports it with its path, value and
+ * rule. The builder API stays typed: this runs only on configuration given to the registry
+ * (`ResilienceModule.forRoot`, `forFeature`, `addPipelines`, `reload`).
  */
-
-/** Options whose value is a duration in milliseconds. */
-const DURATION_KEYS: ReadonlySet<string> = new Set([
-  'delay',
-  'maxDelay',
-  'timeout',
-  'breakDuration',
-  'samplingDuration',
-  'slowCallDuration',
-  'maxHalfOpenWait',
-  'window',
-  'replenishmentPeriod',
-  'latency',
-]);
-
-/** Options whose value is a plain number. */
-const NUMBER_KEYS: ReadonlySet<string> = new Set([
-  'maxRetryAttempts',
-  'maxHedgedAttempts',
-  'failureThreshold',
-  'failureRatio',
-  'minimumThroughput',
-  'windowSize',
-  'permittedCallsInHalfOpen',
-  'successThresholdInHalfOpen',
-  'permitLimit',
-  'queueLimit',
-  'tokenLimit',
-  'tokensPerPeriod',
-  'segmentsPerWindow',
-  'injectionRate',
-  'ratio',
-  'minRetriesPerSecond',
-]);
-
-/** Options whose value is a boolean. */
-const BOOLEAN_KEYS: ReadonlySet<string> = new Set([
-  'useJitter',
-  'honorRetryAfter',
-  'retryOnBrokenCircuit',
-  'waitForHalfOpenVerdict',
-  'enabled',
-  'distributed',
-]);
-
-/** Options that carry the user's own data: never converted. */
-const DATA_KEYS: ReadonlySet<string> = new Set(['fallbackValue', 'outcome', 'fault', 'message', 'name', 'circuitKey']);
-
-/** Sections that may be given as a bare number: a duration for the timeouts, a count for the limiter. */
-const SHORTHAND_SECTIONS: Readonly<Record<string, 'duration' | 'number'>> = {
-  timeout: 'duration',
-  totalTimeout: 'duration',
-  concurrencyLimiter: 'number',
-};
 
 const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
@@ -111,22 +60,20 @@ export function parseDuration(value: unknown): number | undefined {
   return undefined;
 }
 
-function coerceValue(key: string, value: unknown, depth: number): unknown {
-  if (DATA_KEYS.has(key)) return value;
-  if (typeof value !== 'string') return coerceData(value, depth + 1);
-  if (DURATION_KEYS.has(key)) return parseDuration(value) ?? value;
-  if (NUMBER_KEYS.has(key)) {
-    const text = value.trim();
-    if (NUMBER.test(text)) return Number(text);
-    if (/^\+?inf(inity)?$/i.test(text)) return Infinity;
-    return value;
+/** A string read as the option's kind says, or the value as given. */
+function coerceString(kind: OptionSpec['kind'], value: string): unknown {
+  const text = value.trim();
+  switch (kind) {
+    case 'duration':
+      return parseDuration(value) ?? value;
+    case 'number':
+      if (NUMBER.test(text)) return Number(text);
+      return /^\+?inf(inity)?$/i.test(text) ? Infinity : value;
+    case 'boolean':
+      return text.toLowerCase() === 'true' ? true : text.toLowerCase() === 'false' ? false : value;
+    default:
+      return value;
   }
-  if (BOOLEAN_KEYS.has(key)) {
-    const text = value.trim().toLowerCase();
-    if (text === 'true') return true;
-    if (text === 'false') return false;
-  }
-  return value;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -135,21 +82,38 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return proto === Object.prototype || proto === null;
 }
 
-/**
- * How deep conversion looks. The deepest option is a handful of levels down (`strategies[0].limits[1].window`);
- * below this, values are kept as given (validation reports them), so hostile nesting cannot exhaust the stack.
- */
-const MAX_DEPTH = 32;
+function coerceOption(spec: OptionSpec | undefined, value: unknown): unknown {
+  if (spec === undefined) return value;
+  if (typeof value === 'string') return coerceString(spec.kind, value);
+  const fields = spec.fields;
+  if (fields === undefined) return value;
+  if (spec.kind === 'list' && Array.isArray(value))
+    return (value as unknown[]).map((item) => (isPlainObject(item) ? coerceFields(fields, item) : item));
+  return isPlainObject(value) ? coerceFields(fields, value) : value;
+}
 
-/** Copies plain objects and arrays, converting the values of known options; other values are kept. */
-function coerceData(value: unknown, depth: number): unknown {
-  // Stryker disable next-line EqualityOperator: equivalent — no option lives near this depth; the bound only stops hostile nesting
-  if (depth > MAX_DEPTH) return value;
-  if (Array.isArray(value)) return value.map((item) => coerceData(item, depth + 1));
-  if (!isPlainObject(value)) return value;
+/** A copy of `data` with each option read by its spec; unknown keys are kept as given. */
+function coerceFields(
+  schema: Readonly<Record<string, OptionSpec>>,
+  data: Record<string, unknown>,
+): Record<string, unknown> {
   const copy: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) copy[key] = coerceValue(key, item, depth);
+  for (const [key, value] of Object.entries(data)) {
+    copy[key] = Object.hasOwn(schema, key) ? coerceOption(schema[key], value) : value;
+  }
   return copy;
+}
+
+/** A section's data read by its strategy's schema; a bare string is the shorthand option's value. */
+function coerceSection(line: StrategyCatalogLine, value: unknown, bare: boolean): unknown {
+  const schema = (line.registration?.options ?? {}) as Readonly<Record<string, OptionSpec>>;
+  const shorthand = line.definition.numberOption;
+  if (bare && typeof value === 'string' && shorthand !== undefined) {
+    const parsed = coerceString(schema[shorthand]?.kind ?? 'number', value);
+    // Unreadable: as the long form, so validation names the option and the value.
+    return typeof parsed === 'number' ? parsed : { [shorthand]: value };
+  }
+  return isPlainObject(value) ? coerceFields(schema, value) : value;
 }
 
 /**
@@ -159,15 +123,19 @@ function coerceData(value: unknown, depth: number): unknown {
  * @internal
  */
 export function coercePipelineConfig(data: PipelineConfigData | PipelineConfig): PipelineConfig {
-  const config = data as PipelineConfig;
-  if (!isPlainObject(config)) return config;
-  const copy = coerceData(config, 0) as Record<string, unknown>;
-  for (const [section, kind] of Object.entries(SHORTHAND_SECTIONS)) {
-    const value = config[section as keyof PipelineConfig];
-    if (typeof value !== 'string') continue;
-    const parsed = kind === 'duration' ? parseDuration(value) : NUMBER.test(value.trim()) ? Number(value) : undefined;
-    // Unreadable: as the long form, so validation names the option and the value.
-    copy[section] = parsed ?? { [kind === 'duration' ? 'timeout' : 'permitLimit']: value };
+  const config = data as Record<string, unknown>;
+  if (!isPlainObject(config)) return data as PipelineConfig;
+  const lines = new Map(configSections().map((line) => [line.name, line]));
+  const copy: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(config)) {
+    const line = lines.get(key);
+    if (line) copy[key] = coerceSection(line, value, true);
+    else if (key === 'strategies' && Array.isArray(value))
+      copy[key] = value.map((entry: unknown) => {
+        const entryLine = isPlainObject(entry) ? lines.get(entry.type as string) : undefined;
+        return entryLine ? coerceSection(entryLine, entry, false) : entry;
+      });
+    else copy[key] = value;
   }
   return copy;
 }

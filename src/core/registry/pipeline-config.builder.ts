@@ -1,4 +1,4 @@
-import { STRATEGY_SECTIONS, type StrategySection } from '../pipeline/built-in.strategies.js';
+import { STRATEGY_CATALOG, strategyCatalog, type StrategyCatalogLine } from '../catalog/strategy.catalog.js';
 import { strategyRegistration, type ResiliencePipelineBuilder } from '../pipeline/resilience-pipeline.builder.js';
 import type { StrategyConfigEnvironment } from '../resilience-strategy.interface.js';
 import type { OptionsValidator } from '../utils/options.validation.js';
@@ -15,17 +15,20 @@ export interface PipelineConfigEnvironment {
   readonly sharedWith?: string;
 }
 
-/** The sections of `STRATEGY_SECTIONS` that configuration can hold, outermost first. */
-const CONFIG_SECTIONS = STRATEGY_SECTIONS.filter(
-  (section): section is Extract<(typeof STRATEGY_SECTIONS)[number], { name: PipelineSection }> =>
-    section.registration !== undefined,
-);
+/** The lines of the catalog that configuration can hold (every line but slots), outermost first. @internal */
+export function configSections(): readonly StrategyCatalogLine[] {
+  return strategyCatalog().filter((line) => line.registration !== undefined);
+}
 
-/** The named sections of a pipeline config, outermost first. @publicApi */
-export const PIPELINE_SECTION_ORDER: readonly PipelineSection[] = CONFIG_SECTIONS.map((section) => section.name);
+/** The named sections of the built-in catalog, outermost first. @publicApi */
+export const PIPELINE_SECTION_ORDER: readonly PipelineSection[] = STRATEGY_CATALOG.filter(
+  (line) => line.registration !== undefined,
+).map((line) => line.name as PipelineSection);
 
 /** The sections that can be entries of `strategies` (every section except `totalTimeout`). */
-const LISTED_SECTIONS = CONFIG_SECTIONS.filter((section) => section.definition.listed !== false);
+function listedSections(): readonly StrategyCatalogLine[] {
+  return configSections().filter((line) => line.definition.listed !== false);
+}
 
 /**
  * Adds the strategies a `PipelineConfig` describes to a builder, resolving predicate names and handing
@@ -45,7 +48,9 @@ export function applyPipelineConfig(
     return;
   }
   if (config.strategies !== undefined) {
-    const others = PIPELINE_SECTION_ORDER.filter((s) => config[s] !== undefined);
+    const others = configSections()
+      .map((line) => line.name)
+      .filter((s) => config[s as PipelineSection] !== undefined);
     if (others.length) v.add('strategies', config.strategies, RULES.cannotCombine(others.join(', ')));
     v.knownKeys(config, ['strategies']);
     if (!Array.isArray(config.strategies)) {
@@ -57,9 +62,10 @@ export function applyPipelineConfig(
     );
     return;
   }
-  v.knownKeys(config, [...PIPELINE_SECTION_ORDER, 'strategies']);
-  for (const section of CONFIG_SECTIONS) {
-    const value = config[section.name];
+  const sections = configSections();
+  v.knownKeys(config, [...sections.map((line) => line.name), 'strategies']);
+  for (const section of sections) {
+    const value = config[section.name as PipelineSection];
     if (value === undefined) continue;
     const numberOption = section.definition.numberOption;
     if (typeof value === 'number' && numberOption !== undefined) {
@@ -84,9 +90,10 @@ function addListedStrategy(
     return;
   }
   const { type, ...data } = entry as StrategyConfig & Record<string, unknown>;
-  const section = LISTED_SECTIONS.find((s) => s.name === type);
+  const listed = listedSections();
+  const section = listed.find((s) => s.name === type);
   if (!section) {
-    v.add(`${label}.type`, type, RULES.oneOf(LISTED_SECTIONS.map((s) => `"${s.name}"`)));
+    v.add(`${label}.type`, type, RULES.oneOf(listed.map((s) => `"${s.name}"`)));
     return;
   }
   addSection(builder, section, data, label, env, v);
@@ -94,7 +101,7 @@ function addListedStrategy(
 
 function addSection(
   builder: ResiliencePipelineBuilder<unknown>,
-  section: StrategySection,
+  section: StrategyCatalogLine,
   data: Record<string, unknown>,
   label: string,
   env: PipelineConfigEnvironment,

@@ -1,58 +1,39 @@
-import type { ChaosFaultOptions, ChaosLatencyOptions } from '../chaos/chaos.options.js';
-import type { CircuitBreakerStrategyOptions } from '../circuit-breaker/circuit-breaker.options.js';
-import type { HedgingStrategyOptions } from '../hedging/hedging.options.js';
-import type { RateLimiterStrategyOptions } from '../rate-limiter/rate-limiter.options.js';
-import type { FallbackStrategyOptions } from '../fallback/fallback.options.js';
-import type { OutcomePredicate } from '../outcome.predicates.js';
-import type { RetryStrategyOptions } from '../retry/retry.options.js';
-import type { TimeoutStrategyOptions } from '../timeout/timeout.options.js';
+import type { ChaosFaultConfig, ChaosLatencyConfig } from '../chaos/chaos.descriptors.js';
+import type { CircuitBreakerConfig } from '../circuit-breaker/circuit-breaker.descriptor.js';
+import type { ConcurrencyLimiterConfig } from '../concurrency-limiter/concurrency-limiter.descriptor.js';
+import type { FallbackConfig } from '../fallback/fallback.descriptor.js';
+import type { HedgingConfig } from '../hedging/hedging.descriptor.js';
+import type { STRATEGY_CATALOG } from '../catalog/strategy.catalog.js';
+import type { RateLimiterConfig } from '../rate-limiter/rate-limiter.descriptor.js';
+import type { RetryConfig } from '../retry/retry.descriptor.js';
+import type { TimeoutConfig } from '../timeout/timeout.descriptor.js';
+
+export type { PredicateReference } from '../outcome.predicates.js';
+export type {
+  ChaosFaultConfig,
+  ChaosLatencyConfig,
+  CircuitBreakerConfig,
+  ConcurrencyLimiterConfig,
+  FallbackConfig,
+  HedgingConfig,
+  RateLimiterConfig,
+  RetryConfig,
+  TimeoutConfig,
+};
+
+type CatalogLines = (typeof STRATEGY_CATALOG)[number];
+type SectionLine = Exclude<CatalogLines, { readonly __config?: never }>;
+
+/** The sections of the catalog with the type of their data. */
+type CatalogSections = { [L in SectionLine as L['name']]?: NonNullable<L['__config']> };
 
 /**
- * A predicate given by registered name (`"transient-network"`), by several names (handled when any
- * handles), or as a function when the configuration is code.
- *
- * @publicApi
- */
-export type PredicateReference = string | readonly string[] | OutcomePredicate<unknown>;
-
-/** The `retry` section of a pipeline configuration: `RetryStrategyOptions` with `shouldHandle` as a predicate reference. @publicApi */
-export type RetryConfig = Omit<RetryStrategyOptions<unknown>, 'shouldHandle'> & { shouldHandle?: PredicateReference };
-
-/** The `circuitBreaker` section: `CircuitBreakerStrategyOptions` with `shouldHandle` as a predicate reference (the store comes from the module). @publicApi */
-export type CircuitBreakerConfig = Omit<CircuitBreakerStrategyOptions<unknown>, 'shouldHandle' | 'stateStore'> & {
-  shouldHandle?: PredicateReference;
-};
-
-/** The `timeout` and `totalTimeout` sections: milliseconds, or `TimeoutStrategyOptions`. @publicApi */
-export type TimeoutConfig = number | TimeoutStrategyOptions;
-
-/** The `rateLimiter` section: `RateLimiterStrategyOptions`. @publicApi */
-export type RateLimiterConfig = RateLimiterStrategyOptions;
-
-/** Concurrent calls, or the limit with a queue. @publicApi */
-export type ConcurrencyLimiterConfig = number | { permitLimit: number; queueLimit?: number; name?: string };
-
-/** The `hedging` section: `HedgingStrategyOptions` with `shouldHandle` as a predicate reference. @publicApi */
-export type HedgingConfig = Omit<HedgingStrategyOptions<unknown>, 'shouldHandle'> & {
-  shouldHandle?: PredicateReference;
-};
-
-/** A fault to inject; `message` makes an `Error` with that message. @publicApi */
-export type ChaosFaultConfig = Omit<ChaosFaultOptions, 'fault'> & { fault?: unknown; message?: string };
-
-/** The `chaosLatency` section: `ChaosLatencyOptions`. @publicApi */
-export type ChaosLatencyConfig = ChaosLatencyOptions;
-
-/** The `fallback` section: `FallbackStrategyOptions` with `shouldHandle` as a predicate reference. @publicApi */
-export type FallbackConfig = Omit<FallbackStrategyOptions<unknown>, 'shouldHandle'> & {
-  shouldHandle?: PredicateReference;
-};
-
-/**
- * The strategies of a named pipeline as plain data (JSON, YAML, environment config). Sections are
- * composed in a fixed order, outermost first: `fallback` → `totalTimeout` → `rateLimiter` →
- * `concurrencyLimiter` → `hedging` → `retry` → `circuitBreaker` → `timeout` (per attempt) →
- * `chaosLatency` → `chaosFault`. Give `strategies` instead to choose the order yourself.
+ * The strategies of a named pipeline as plain data (JSON, YAML, environment config): one optional
+ * section per line of the strategy catalog, composed in the catalog's order, outermost first:
+ * `fallback` → `totalTimeout` → `rateLimiter` → `concurrencyLimiter` → `hedging` → `retry` →
+ * `circuitBreaker` → `timeout` (per attempt) → `chaosLatency` → `chaosFault`. Give `strategies` instead
+ * to choose the order yourself. A strategy registered outside the package adds its section by
+ * declaration merging.
  *
  * ```json
  * { "retry": { "maxRetryAttempts": 3, "backoffType": "exponential", "delay": 200, "shouldHandle": "transient-network" },
@@ -62,42 +43,20 @@ export type FallbackConfig = Omit<FallbackStrategyOptions<unknown>, 'shouldHandl
  *
  * @publicApi
  */
-export interface PipelineConfig {
-  /** The outermost section: replaces the final failure. */
-  fallback?: FallbackConfig;
-  /** A timeout around everything inside it, retries included. */
-  totalTimeout?: TimeoutConfig;
-  /** Shared by every instance handed out for the same key and every method naming the pipeline. */
-  rateLimiter?: RateLimiterConfig;
-  /** Shared like `rateLimiter`. */
-  concurrencyLimiter?: ConcurrencyLimiterConfig;
-  /** Hedged attempts against slow or failing calls. */
-  hedging?: HedgingConfig;
-  /** Retries of handled failures. */
-  retry?: RetryConfig;
-  /** One circuit per pipeline instance, in the registry's store. */
-  circuitBreaker?: CircuitBreakerConfig;
-  /** A timeout per attempt (inside retry and the circuit breaker). */
-  timeout?: TimeoutConfig;
-  /** Chaos engineering: latency injected into a share of the calls. */
-  chaosLatency?: ChaosLatencyConfig;
-  /** Chaos engineering: faults injected into a share of the calls. */
-  chaosFault?: ChaosFaultConfig;
+export interface PipelineConfig extends CatalogSections {
   /** An explicit order, outermost first; exclusive with the named sections. */
   strategies?: readonly StrategyConfig[];
 }
 
-/** One entry of `PipelineConfig.strategies`. @publicApi */
-export type StrategyConfig =
-  | ({ type: 'fallback' } & FallbackConfig)
-  | ({ type: 'retry' } & RetryConfig)
-  | ({ type: 'circuitBreaker' } & CircuitBreakerConfig)
-  | ({ type: 'timeout' } & TimeoutStrategyOptions)
-  | ({ type: 'rateLimiter' } & RateLimiterConfig)
-  | { type: 'concurrencyLimiter'; permitLimit: number; queueLimit?: number; name?: string }
-  | ({ type: 'hedging' } & HedgingConfig)
-  | ({ type: 'chaosLatency' } & ChaosLatencyConfig)
-  | ({ type: 'chaosFault' } & ChaosFaultConfig);
+/** The object form of a section's data (a bare number is the section's shorthand). */
+type ObjectForm<C> = Extract<C, object>;
+
+/** One entry of `PipelineConfig.strategies`: a section's data, in object form, with its name as `type`. @publicApi */
+export type StrategyConfig = {
+  [S in Exclude<keyof PipelineConfig, 'strategies' | 'totalTimeout'>]-?: { type: S } & ObjectForm<
+    NonNullable<PipelineConfig[S]>
+  >;
+}[Exclude<keyof PipelineConfig, 'strategies' | 'totalTimeout'>];
 
 /** The name of a section of a pipeline config. @publicApi */
 export type PipelineSection = Exclude<keyof PipelineConfig, 'strategies'>;

@@ -1,8 +1,5 @@
 import type { CircuitBreakerStateStore } from '../circuit-breaker/circuit-breaker-state-store.interface.js';
-import {
-  CIRCUIT_CONTROL_SERVICE,
-  CIRCUIT_STATE_STORE_SERVICE,
-} from '../circuit-breaker/circuit-breaker.registration.js';
+import { CIRCUIT_CONTROL_SERVICE, CIRCUIT_STATE_STORE_SERVICE } from '../circuit-breaker/circuit-breaker.descriptor.js';
 import { CircuitBreakerManualControl } from '../circuit-breaker/circuit-breaker.manual-control.js';
 import type { RateLimiter } from '../rate-limiter/rate-limiter.model.js';
 import { limiterFromOptions, type RateLimiterStrategyOptions } from '../rate-limiter/rate-limiter.options.js';
@@ -10,7 +7,7 @@ import {
   DISTRIBUTED_LIMITS_SERVICE,
   SHARED_LIMITER_SERVICE,
   type SharedLimitSection,
-} from '../rate-limiter/rate-limiter.registration.js';
+} from '../rate-limiter/rate-limiter.descriptor.js';
 import type { StrategyConfigEnvironment, StrategyServiceKey } from '../resilience-strategy.interface.js';
 import type { TimeProvider } from '../time/time.provider.js';
 import type { InspectedLimiter } from './registry.inspection.js';

@@ -15,7 +15,7 @@ import { applyPipelineConfig } from './pipeline-config.builder.js';
 import type { PipelineConfig, PipelineConfigData } from './pipeline-config.model.js';
 import { PredicateRegistry } from './predicate.registry.js';
 import { RULES } from '../resilience.messages.js';
-import type { SharedLimitSection } from '../rate-limiter/rate-limiter.registration.js';
+import type { SharedLimitSection } from '../rate-limiter/rate-limiter.descriptor.js';
 import { PipelineSharedState } from './pipeline-shared.state.js';
 import {
   RegistryInspector,

@@ -2,9 +2,7 @@ import { systemTimeProvider, type TimeProvider } from '../time/time.provider.js'
 import type { OptionsValidator } from '../utils/options.validation.js';
 import { SlidingCounters } from '../utils/sliding-counters.js';
 import { RULES } from '../resilience.messages.js';
-
-/** The options a `RetryBudget` accepts. @internal */
-export const RETRY_BUDGET_OPTION_KEYS = ['ratio', 'minRetriesPerSecond', 'window'] as const;
+import { option, optionKeys, validateOptions, type OptionsSchema } from '../strategy/options.schema.js';
 
 /** Options of a `RetryBudget`: the share of calls that may be retries, a floor per second, and the window measured. @publicApi */
 export interface RetryBudgetOptions {
@@ -15,6 +13,16 @@ export interface RetryBudgetOptions {
   /** The sliding window calls and retries are counted over, in milliseconds. Default 10000. */
   window?: number;
 }
+
+/** Every option of a retry budget. @internal */
+export const RETRY_BUDGET_OPTIONS: OptionsSchema<RetryBudgetOptions> = {
+  ratio: option.number({ min: 0 }, 0.2),
+  minRetriesPerSecond: option.number({ min: 0 }, 10),
+  window: option.duration({ min: 10 }, 10_000),
+};
+
+/** The options a `RetryBudget` accepts. @internal */
+export const RETRY_BUDGET_OPTION_KEYS = optionKeys(RETRY_BUDGET_OPTIONS);
 
 const BUCKETS = 10;
 const CALLS = 0;
@@ -65,16 +73,12 @@ export class RetryBudget {
 }
 
 /** @internal */
-export function validateRetryBudget(v: OptionsValidator, budget: unknown): void {
+export function validateRetryBudget(v: OptionsValidator, _key: string, budget: unknown): void {
   if (budget === undefined || budget instanceof RetryBudget) return;
   if (typeof budget !== 'object' || budget === null) {
     v.add('budget', budget, RULES.retryBudget);
     return;
   }
   const o = budget as RetryBudgetOptions;
-  v.child('budget')
-    .knownKeys(o, RETRY_BUDGET_OPTION_KEYS)
-    .number('ratio', o.ratio, { min: 0 })
-    .number('minRetriesPerSecond', o.minRetriesPerSecond, { min: 0 })
-    .duration('window', o.window, { min: 10 });
+  validateOptions(v.child('budget'), RETRY_BUDGET_OPTIONS, o);
 }

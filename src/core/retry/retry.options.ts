@@ -1,5 +1,12 @@
 import type { OptionsValidator } from '../utils/options.validation.js';
-import { validateRetryBudget, type RetryBudget, type RetryBudgetOptions } from './retry.budget.js';
+import { option, optionKeys, type OptionsSchema } from '../strategy/options.schema.js';
+import {
+  RETRY_BUDGET_OPTIONS,
+  validateRetryBudget,
+  type RetryBudget,
+  type RetryBudgetOptions,
+} from './retry.budget.js';
+import { DEFAULT_RETRY_BACKOFF_TYPE, DEFAULT_RETRY_DELAY, DEFAULT_RETRY_MAX_ATTEMPTS } from './retry.constants.js';
 import type { ResilienceContext } from '../context/resilience.context.js';
 import type { Outcome } from '../outcome.model.js';
 import { RULES } from '../resilience.messages.js';
@@ -82,41 +89,29 @@ export interface RetryStrategyOptions<T = unknown> {
   budget?: RetryBudget | RetryBudgetOptions;
 }
 
-/** @internal */
-export const RETRY_OPTION_KEYS = [
-  'name',
-  'maxRetryAttempts',
-  'delay',
-  'backoffType',
-  'useJitter',
-  'maxDelay',
-  'delayGenerator',
-  'shouldHandle',
-  'onRetry',
-  'retryOnBrokenCircuit',
-  'honorRetryAfter',
-  'retryAfter',
-  'random',
-  'budget',
-] as const;
+/** Every option of the retry strategy, with its rule and default. @internal */
+export const RETRY_OPTIONS: OptionsSchema<RetryStrategyOptions> = {
+  name: option.string(),
+  maxRetryAttempts: option.number({ min: 0, integer: true, allowInfinity: true }, DEFAULT_RETRY_MAX_ATTEMPTS),
+  delay: option.duration({}, DEFAULT_RETRY_DELAY),
+  backoffType: option.oneOf(['constant', 'linear', 'exponential'], DEFAULT_RETRY_BACKOFF_TYPE),
+  useJitter: option.boolean(false),
+  maxDelay: option.duration(),
+  delayGenerator: option.func(),
+  shouldHandle: option.func(),
+  onRetry: option.func(),
+  retryOnBrokenCircuit: option.boolean(false),
+  honorRetryAfter: option.boolean(true),
+  retryAfter: option.func(),
+  random: option.func(),
+  budget: option.custom({ kind: 'object', fields: RETRY_BUDGET_OPTIONS, check: validateRetryBudget }),
+};
 
 /** @internal */
-export function validateRetryOptions(v: OptionsValidator, options: RetryStrategyOptions<never>): void {
-  v.knownKeys(options, RETRY_OPTION_KEYS)
-    .string('name', options.name)
-    .number('maxRetryAttempts', options.maxRetryAttempts, { min: 0, integer: true, allowInfinity: true })
-    .duration('delay', options.delay)
-    .oneOf('backoffType', options.backoffType, ['constant', 'linear', 'exponential'])
-    .boolean('useJitter', options.useJitter)
-    .duration('maxDelay', options.maxDelay)
-    .func('delayGenerator', options.delayGenerator)
-    .func('shouldHandle', options.shouldHandle)
-    .func('onRetry', options.onRetry)
-    .boolean('retryOnBrokenCircuit', options.retryOnBrokenCircuit)
-    .boolean('honorRetryAfter', options.honorRetryAfter)
-    .func('retryAfter', options.retryAfter)
-    .func('random', options.random);
-  validateRetryBudget(v, options.budget);
+export const RETRY_OPTION_KEYS = optionKeys(RETRY_OPTIONS);
+
+/** What the options schema cannot check: `maxDelay` against `delay`. @internal */
+export function checkRetryOptions(v: OptionsValidator, options: RetryStrategyOptions<unknown>): void {
   if (
     typeof options.maxDelay === 'number' &&
     typeof options.delay === 'number' &&

@@ -1,3 +1,5 @@
+import './timeout.shortcuts.js';
+
 export {
   DEFAULT_TIMEOUT,
   type OnTimeoutArguments,
@@ -5,4 +7,4 @@ export {
   type TimeoutMode,
   type TimeoutStrategyOptions,
 } from './timeout.options.js';
-export { timeoutRegistration } from './timeout.registration.js';
+export { timeoutRegistration, timeoutStrategy, type TimeoutConfig } from './timeout.descriptor.js';

@@ -1,5 +1,5 @@
 import type { ResilienceContext } from '../context/resilience.context.js';
-import type { OptionsValidator } from '../utils/options.validation.js';
+import { option, optionKeys, type OptionsSchema } from '../strategy/options.schema.js';
 
 /**
  * `cooperative` (default, Polly's only mode): the callback's `context.signal` aborts at the deadline and
@@ -39,18 +39,17 @@ export interface TimeoutStrategyOptions {
   onTimeout?: (args: OnTimeoutArguments) => void | PromiseLike<void>;
 }
 
-/** @internal */
-export const TIMEOUT_OPTION_KEYS = ['name', 'timeout', 'timeoutGenerator', 'mode', 'onTimeout'] as const;
-
 /** Polly's default timeout. @publicApi */
 export const DEFAULT_TIMEOUT = 30_000;
 
+/** Every option of the timeout strategy. @internal */
+export const TIMEOUT_OPTIONS: OptionsSchema<TimeoutStrategyOptions> = {
+  name: option.string(),
+  timeout: option.duration({ min: 0, exclusiveMin: true }, DEFAULT_TIMEOUT),
+  timeoutGenerator: option.func(),
+  mode: option.oneOf(['cooperative', 'aggressive'], 'cooperative'),
+  onTimeout: option.func(),
+};
+
 /** @internal */
-export function validateTimeoutOptions(v: OptionsValidator, options: TimeoutStrategyOptions): void {
-  v.knownKeys(options, TIMEOUT_OPTION_KEYS)
-    .string('name', options.name)
-    .duration('timeout', options.timeout, { min: 0, exclusiveMin: true })
-    .func('timeoutGenerator', options.timeoutGenerator)
-    .oneOf('mode', options.mode, ['cooperative', 'aggressive'])
-    .func('onTimeout', options.onTimeout);
-}
+export const TIMEOUT_OPTION_KEYS = optionKeys(TIMEOUT_OPTIONS);

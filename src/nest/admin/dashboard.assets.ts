@@ -344,7 +344,7 @@ export const DASHBOARD_JS = `'use strict';
   function addEvent(e) {
     var list = document.getElementById('events');
     var where = [e.pipelineName, e.instanceName, e.strategyName || e.strategyType].filter(Boolean).join(' / ');
-    var details = [e.reason, e.outcome, e.attemptNumber !== undefined ? 'attempt ' + e.attemptNumber : null].filter(Boolean).join(', ');
+    var details = [e.details, e.outcome].filter(Boolean).join(', ');
     list.insertBefore(el('li', { 'data-event': e.eventName }, [
       el('time', { text: new Date(e.time).toLocaleTimeString() }),
       el('strong', { class: 'sev-' + e.severity, text: e.eventName }),
@@ -352,7 +352,7 @@ export const DASHBOARD_JS = `'use strict';
       el('span', { class: 'muted', text: details }),
     ]), list.firstChild);
     while (list.children.length > 50) list.removeChild(list.lastChild);
-    if (e.eventName.indexOf('OnCircuit') === 0 || e.eventName === 'OnRateLimiterRejected') refreshSoon();
+    if (e.changesState) refreshSoon();
   }
 
   function connect() {

@@ -12,7 +12,7 @@ import {
   Res,
 } from '@nestjs/common';
 import {
-  PIPELINE_SECTION_ORDER,
+  strategyCatalog,
   ResiliencePipelineRegistry,
   type CircuitInfo,
   type LimiterInfo,
@@ -196,31 +196,19 @@ function describePipeline(registry: ResiliencePipelineRegistry, name: string): A
   return { name, strategies, options: undefined };
 }
 
-const SECTION_TYPES: Record<string, string> = {
-  fallback: 'fallback',
-  totalTimeout: 'timeout',
-  rateLimiter: 'rate-limiter',
-  concurrencyLimiter: 'concurrency-limiter',
-  hedging: 'hedging',
-  retry: 'retry',
-  circuitBreaker: 'circuit-breaker',
-  timeout: 'timeout',
-  chaosLatency: 'chaos-latency',
-  chaosFault: 'chaos-fault',
-};
-
 function strategiesOfConfig(config: PipelineConfig): AdminStrategyDescription[] {
   const nameOf = (value: unknown): string | undefined =>
     typeof value === 'object' && value !== null && typeof (value as { name?: unknown }).name === 'string'
       ? (value as { name: string }).name
       : undefined;
+  const typeOf = new Map(strategyCatalog().map((line) => [line.name, line.type]));
   if (config.strategies) {
-    return config.strategies.map((s) => ({ type: SECTION_TYPES[s.type] ?? s.type, name: nameOf(s) }));
+    return config.strategies.map((s) => ({ type: typeOf.get(s.type) ?? s.type, name: nameOf(s) }));
   }
-  return PIPELINE_SECTION_ORDER.filter((section) => config[section] !== undefined).map((section) => ({
-    type: SECTION_TYPES[section],
-    name: nameOf(config[section]),
-  }));
+  const sections = config as Readonly<Record<string, unknown>>;
+  return strategyCatalog()
+    .filter((line) => line.type !== undefined && sections[line.name] !== undefined)
+    .map((line) => ({ type: line.type!, name: nameOf(sections[line.name]) }));
 }
 
 const SECRET_KEY = /secret|passw|token|credential|authori[sz]ation|api[-_]?key|private|cookie/i;

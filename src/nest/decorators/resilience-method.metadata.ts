@@ -26,7 +26,7 @@ export interface ResilienceMethodMetadata {
   readonly original: AnyMethod;
   readonly methodName: string;
   readonly className: string;
-  readonly sections: Partial<Record<ResilienceSection, unknown>>;
+  readonly sections: Partial<Record<string, unknown>>;
 }
 
 /**
@@ -47,7 +47,7 @@ export function getResilienceMethodMetadata(method: unknown): ResilienceMethodMe
  *
  * @internal
  */
-export function recordResilienceSection(decorator: string, section: ResilienceSection, spec: unknown): MethodDecorator {
+export function recordResilienceSection(decorator: string, section: string, spec: unknown): MethodDecorator {
   return (target, key, descriptor) => {
     const method = (descriptor as TypedPropertyDescriptor<unknown> | undefined)?.value;
     if (typeof method !== 'function') {

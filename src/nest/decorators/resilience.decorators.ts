@@ -1,6 +1,7 @@
 import { SetMetadata } from '@nestjs/common';
-import type {
-  CircuitBreakerConfig,
+import {
+  strategyCatalog,
+  type CircuitBreakerConfig,
   ConcurrencyLimiterConfig,
   HedgingConfig,
   PredicateReference,
@@ -10,6 +11,7 @@ import type {
 } from '../../core/index.js';
 import { RESILIENCE_PIPELINE_METADATA } from '../resilience.constants.js';
 import { recordResilienceSection } from './resilience-method.metadata.js';
+import { NEST_RULES } from '../resilience.messages.js';
 
 /** A section given by the name of a configured pipeline, or inline. @internal */
 export type SectionSpec<T> = { readonly name: string } | { readonly options: T };
@@ -124,4 +126,19 @@ export const Bulkhead = ConcurrencyLimit;
  */
 export function Hedging(nameOrOptions?: string | HedgingConfig): MethodDecorator {
   return recordResilienceSection('Hedging', 'hedging', spec(nameOrOptions));
+}
+
+/**
+ * The decorator of a catalog section (a strategy of one's own registered with `registerStrategy`):
+ * `export const Toy = strategyDecorator<ToyConfig>('toy')`, then `@Toy({ … })` or `@Toy('pipelineName')`
+ * (that pipeline's section). It composes at the section's place in the catalog, as the built-in ones do.
+ *
+ * @publicApi
+ */
+export function strategyDecorator<TConfig>(sectionName: string): (nameOrOptions?: string | TConfig) => MethodDecorator {
+  return (nameOrOptions) => {
+    const line = strategyCatalog().find((l) => l.name === sectionName && l.decorator !== undefined);
+    if (!line) throw new Error(NEST_RULES.noDecoratedSection(sectionName));
+    return recordResilienceSection(line.decorator!, sectionName, spec(nameOrOptions));
+  };
 }

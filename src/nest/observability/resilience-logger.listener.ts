@@ -1,13 +1,20 @@
 import { Logger, type LoggerService } from '@nestjs/common';
 import {
+  describeResilienceEvent,
+  formatEventFacts,
   OptionsValidator,
+  resilienceEventDescriptor,
+  resilienceEventNames,
+  resilienceEventOutcome,
   systemTimeProvider,
   type ResilienceEvent,
   type ResilienceEventMap,
+  type ResilienceEventSeverity,
   type TelemetryListener,
   type TimeProvider,
 } from '../../core/index.js';
 import { describeOutcome } from '../../core/telemetry/outcome-description.util.js';
+import { NEST_RULES } from '../resilience.messages.js';
 
 /** A Nest log level, or `false` to leave the event out. @publicApi */
 export type ResilienceLogLevel = 'fatal' | 'error' | 'warn' | 'log' | 'debug' | 'verbose' | false;
@@ -30,32 +37,34 @@ export interface ResilienceLoggingOptions {
   timeProvider?: TimeProvider;
 }
 
+/** The Nest level of each severity. */
+const LEVEL_OF_SEVERITY: Readonly<Record<ResilienceEventSeverity, Exclude<ResilienceLogLevel, false>>> = {
+  critical: 'fatal',
+  error: 'error',
+  warning: 'warn',
+  information: 'log',
+  debug: 'debug',
+};
+
+/** The level an event is logged at unless `levels` says otherwise: its descriptor's `logAs` (or severity). */
+function defaultLogLevel(eventName: string): ResilienceLogLevel {
+  const descriptor = resilienceEventDescriptor(eventName);
+  if (!descriptor) return false;
+  const as = descriptor.logAs ?? descriptor.severity;
+  return as === false ? false : LEVEL_OF_SEVERITY[as];
+}
+
 /**
- * The level of each event when nothing says otherwise: openings are errors, half-openings, retries,
- * timeouts and fallbacks warnings, closings plain log lines, rejections and hedges debug lines. The
- * per-call events (`PipelineExecuting`, `PipelineExecuted`, `ExecutionAttempt`) are off.
+ * The level of each event when nothing says otherwise, from the events' descriptors: openings are
+ * errors, half-openings, retries, timeouts and fallbacks warnings, closings plain log lines, rejections
+ * and hedges debug lines. The per-call events (`PipelineExecuting`, `PipelineExecuted`,
+ * `ExecutionAttempt`) are off. Events that become known later (a strategy registered outside the
+ * package) get the level their descriptor gives.
  *
  * @publicApi
  */
-export const DEFAULT_RESILIENCE_LOG_LEVELS: Readonly<Record<keyof ResilienceEventMap, ResilienceLogLevel>> = {
-  PipelineExecuting: false,
-  PipelineExecuted: false,
-  ExecutionAttempt: false,
-  OnRetry: 'warn',
-  OnRetryGiveUp: 'error',
-  OnTimeout: 'warn',
-  OnFallback: 'warn',
-  OnCircuitOpened: 'error',
-  OnCircuitHalfOpened: 'warn',
-  OnCircuitClosed: 'log',
-  OnCircuitRejected: 'debug',
-  OnRateLimiterRejected: 'debug',
-  OnHedging: 'debug',
-  OnEndpointAttempt: 'debug',
-  OnChaosInjected: 'debug',
-  OnStateStoreUnavailable: 'error',
-  OnStateStoreRestored: 'log',
-};
+export const DEFAULT_RESILIENCE_LOG_LEVELS: Readonly<Partial<Record<keyof ResilienceEventMap, ResilienceLogLevel>>> =
+  Object.fromEntries(resilienceEventNames().map((name) => [name, defaultLogLevel(name)]));
 
 const LEVELS = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'] as const;
 
@@ -78,7 +87,7 @@ interface Budget {
  * @publicApi
  */
 export class ResilienceLoggerListener implements TelemetryListener {
-  private readonly levels: Record<string, ResilienceLogLevel>;
+  private readonly levels: Partial<Record<string, ResilienceLogLevel>>;
   private readonly logger: LoggerService;
   private readonly time: TimeProvider;
   private readonly limit: { events: number; per: number } | false;
@@ -87,7 +96,7 @@ export class ResilienceLoggerListener implements TelemetryListener {
 
   constructor(options: ResilienceLoggingOptions = {}) {
     validateLoggingOptions(options);
-    this.levels = { ...DEFAULT_RESILIENCE_LOG_LEVELS, ...options.levels };
+    this.levels = { ...options.levels };
     this.logger = options.logger ?? new Logger('Resilience');
     this.time = options.timeProvider ?? systemTimeProvider;
     this.limit = options.rateLimit ?? { events: 20, per: 10_000 };
@@ -100,7 +109,7 @@ export class ResilienceLoggerListener implements TelemetryListener {
    * events, so the engine neither times nor builds those for the logger.
    */
   wants(eventName: keyof ResilienceEventMap): boolean {
-    return Boolean(this.levels[eventName]);
+    return Boolean(this.level(eventName));
   }
 
   /** Lines print the duration of `ExecutionAttempt` and `PipelineExecuted` only (when their levels turn them on). */
@@ -109,7 +118,7 @@ export class ResilienceLoggerListener implements TelemetryListener {
   }
 
   write(event: ResilienceEvent): void {
-    const level = this.levels[event.eventName];
+    const level = this.level(event.eventName);
     if (!level) return;
     const source = event.source;
     const circuit = `${source.pipelineName ?? '-'}/${source.pipelineInstanceName ?? '-'}/${source.strategyName ?? source.strategyType}`;
@@ -119,6 +128,10 @@ export class ResilienceLoggerListener implements TelemetryListener {
       this.logger.warn(`${suppressed} resilience event(s) of ${circuit} were not logged (rate limit)`);
     }
     this.emit(level, this.format(event));
+  }
+
+  private level(eventName: string): ResilienceLogLevel {
+    return this.levels[eventName] ?? defaultLogLevel(eventName);
   }
 
   /** Undefined when the line must be dropped; otherwise how many lines were dropped before it. */
@@ -176,56 +189,8 @@ export class ResilienceLoggerListener implements TelemetryListener {
     if (source.pipelineInstanceName !== undefined) parts.push(`instance=${source.pipelineInstanceName}`);
     parts.push(`strategy=${source.strategyName ?? source.strategyType}`);
     if (context.operationKey !== undefined) parts.push(`operation=${context.operationKey}`);
-    switch (event.eventName) {
-      case 'OnRetry':
-        parts.push(`attempt=${event.arguments.attemptNumber}`, `delay=${ms(event.arguments.retryDelay)}`);
-        break;
-      case 'OnRetryGiveUp':
-        parts.push(`attempt=${event.arguments.attemptNumber}`, `reason=${event.arguments.reason}`);
-        break;
-      case 'OnTimeout':
-        parts.push(`timeout=${ms(event.arguments.timeout)}`);
-        break;
-      case 'OnCircuitOpened': {
-        const { reason, breakDuration, health } = event.arguments;
-        parts.push(`reason=${reason}`, `breakDuration=${ms(breakDuration)}`);
-        if (health) parts.push(`failures=${health.failures}/${health.throughput}`);
-        break;
-      }
-      case 'OnCircuitClosed':
-        parts.push(`reason=${event.arguments.reason}`);
-        break;
-      case 'OnCircuitRejected':
-        parts.push(`state=${event.arguments.state}`);
-        if (event.arguments.retryAfter !== undefined) parts.push(`retryAfter=${ms(event.arguments.retryAfter)}`);
-        break;
-      case 'OnRateLimiterRejected':
-        if (event.arguments.retryAfter !== undefined) parts.push(`retryAfter=${ms(event.arguments.retryAfter)}`);
-        break;
-      case 'OnHedging':
-        parts.push(`attempt=${event.arguments.attemptNumber}`);
-        break;
-      case 'OnChaosInjected':
-        parts.push(`kind=${event.arguments.kind}`);
-        break;
-      case 'ExecutionAttempt':
-        parts.push(
-          `attempt=${event.arguments.attemptNumber}`,
-          `handled=${event.arguments.handled}`,
-          `duration=${ms(event.arguments.duration)}`,
-        );
-        break;
-      case 'PipelineExecuted':
-        parts.push(`duration=${ms(event.arguments.duration)}`);
-        break;
-      default:
-        break;
-    }
-    const outcome = 'outcome' in event.arguments ? event.arguments.outcome : undefined;
-    const error =
-      event.eventName === 'OnStateStoreUnavailable' || event.eventName === 'OnStateStoreRestored'
-        ? { ok: false as const, error: event.arguments.error }
-        : outcome;
+    parts.push(...formatEventFacts(describeResilienceEvent(event.eventName, event.arguments)));
+    const error = resilienceEventOutcome(event.eventName, event.arguments);
     if (error) parts.push(`outcome=${describeOutcome(error, this.includeMessages)}`);
     return parts.join(' ');
   }
@@ -234,26 +199,19 @@ export class ResilienceLoggerListener implements TelemetryListener {
 function validateLoggingOptions(o: ResilienceLoggingOptions): void {
   const v = new OptionsValidator('logging');
   if (typeof o !== 'object' || o === null) {
-    v.add('', o, 'must be an object or false').throwIfInvalid('Invalid resilience logging options');
+    v.add('', o, NEST_RULES.objectOrFalse).throwIfInvalid('Invalid resilience logging options');
   }
   v.knownKeys(o, ['levels', 'rateLimit', 'includeErrorMessages', 'logger', 'timeProvider']);
   for (const [name, level] of Object.entries(o.levels ?? {})) {
-    if (!(name in DEFAULT_RESILIENCE_LOG_LEVELS)) v.add(`levels.${name}`, level, 'is not a resilience event name');
-    else if (level !== false && !LEVELS.includes(level)) {
-      v.add(`levels.${name}`, level, `must be false or one of ${LEVELS.join(', ')}`);
-    }
+    if (!resilienceEventDescriptor(name)) v.add(`levels.${name}`, level, NEST_RULES.notAnEventName);
+    else if (level !== false && !LEVELS.includes(level)) v.add(`levels.${name}`, level, NEST_RULES.logLevel(LEVELS));
   }
   if (o.rateLimit !== undefined && o.rateLimit !== false) {
     const r = o.rateLimit as Partial<{ events: unknown; per: unknown }>;
     if (typeof r.events !== 'number' || !Number.isInteger(r.events) || r.events < 1) {
-      v.add('rateLimit.events', r.events, 'must be an integer >= 1');
+      v.add('rateLimit.events', r.events, NEST_RULES.integerAtLeastOne);
     }
-    if (typeof r.per !== 'number' || !(r.per > 0)) v.add('rateLimit.per', r.per, 'must be a number > 0');
+    if (typeof r.per !== 'number' || !(r.per > 0)) v.add('rateLimit.per', r.per, NEST_RULES.positiveNumber);
   }
   v.throwIfInvalid('Invalid resilience logging options');
-}
-
-/** A duration in whole milliseconds, as log lines print it (`1750ms`, never `1750.0174295973072ms`). */
-function ms(value: number): string {
-  return `${Math.round(value)}ms`;
 }

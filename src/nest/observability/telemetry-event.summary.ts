@@ -1,4 +1,11 @@
-import type { Outcome, ResilienceEvent } from '../../core/index.js';
+import {
+  describeResilienceEvent,
+  formatEventFacts,
+  resilienceEventDescriptor,
+  resilienceEventOutcome,
+  type Outcome,
+  type ResilienceEvent,
+} from '../../core/index.js';
 import { describeOutcome } from '../../core/telemetry/outcome-description.util.js';
 
 /** What the event stream and the dashboard get of an event: names, figures, error types; no payloads. @publicApi */
@@ -37,6 +44,10 @@ export interface ResilienceEventSummary {
   readonly retryAfter?: number;
   /** The timeout that elapsed, for `OnTimeout`. */
   readonly timeout?: number;
+  /** The event's figures as its descriptor tells them (`attempt=1 delay=200ms`), for any event. */
+  readonly details?: string;
+  /** True for an event that changes what inspection reads (circuits, limiters). */
+  readonly changesState?: boolean;
 }
 
 /** @internal */
@@ -62,7 +73,7 @@ export function summarizeEvent(event: ResilienceEvent, time: number): Resilience
     strategyName: source.strategyName,
     strategyType: source.strategyType,
     operationKey: context.operationKey,
-    outcome: args.outcome ? describeOutcome(args.outcome, false) : undefined,
+    outcome: outcomeOf(event, args.outcome),
     attemptNumber: args.attemptNumber,
     duration: args.duration,
     handled: args.handled,
@@ -71,5 +82,13 @@ export function summarizeEvent(event: ResilienceEvent, time: number): Resilience
     reason: args.reason,
     retryAfter: args.retryAfter,
     timeout: args.timeout,
+    details: formatEventFacts(describeResilienceEvent(event.eventName, event.arguments)).join(' ') || undefined,
+    changesState: resilienceEventDescriptor(event.eventName)?.changesState,
   };
+}
+
+/** The event's outcome (or the error it carries), described without its message. */
+function outcomeOf(event: ResilienceEvent, outcome: Outcome<unknown> | undefined): string | undefined {
+  const carried = outcome ?? resilienceEventOutcome(event.eventName, event.arguments);
+  return carried ? describeOutcome(carried, false) : undefined;
 }

@@ -2,12 +2,17 @@ import {
   StrategyServiceKey,
   type StrategyBuilderContext,
   type StrategyConfigEnvironment,
-  type StrategyDefinition,
+  type StrategyDescriptor,
 } from '../resilience-strategy.interface.js';
+import { defineStrategy, section } from '../strategy/strategy.descriptor.js';
 import { RULES } from '../resilience.messages.js';
 import type { OptionsValidator } from '../utils/options.validation.js';
 import type { RateLimiter } from './rate-limiter.model.js';
-import { validateRateLimiterOptions, type RateLimiterStrategyOptions } from './rate-limiter.options.js';
+import {
+  checkRateLimiterOptions,
+  RATE_LIMITER_OPTIONS,
+  type RateLimiterStrategyOptions,
+} from './rate-limiter.options.js';
 import { RateLimiterStrategy } from './rate-limiter.strategy.js';
 
 /** A limit section of configuration: its strategy shares one limiter per pipeline name and key. @publicApi */
@@ -54,13 +59,41 @@ export function sharedLimit(section: SharedLimitSection) {
   };
 }
 
-/** The rate limiter: `addRateLimiter`, the `rateLimiter` section, `@RateLimit`. @publicApi */
-export const rateLimiterRegistration: StrategyDefinition<RateLimiterStrategyOptions> = {
-  type: 'rate-limiter',
-  events: ['OnRateLimiterRejected'],
-  validate: validateRateLimiterOptions,
-  create: (options, context) => new RateLimiterStrategy(options, context),
-  sections: {
-    rateLimiter: { decorator: 'RateLimit', validate: validateDistributedLimit, create: sharedLimit('rateLimiter') },
-  },
-};
+/** The `rateLimiter` section: `RateLimiterStrategyOptions`. @publicApi */
+export type RateLimiterConfig = RateLimiterStrategyOptions;
+
+/**
+ * The rate limiter: `addRateLimiter`, the `rateLimiter` section, `@RateLimit`. Inspection reads it
+ * through its `limiter` port.
+ *
+ * @publicApi
+ */
+export const rateLimiterStrategy: StrategyDescriptor<RateLimiterStrategyOptions, { rateLimiter: RateLimiterConfig }> =
+  defineStrategy({
+    type: 'rate-limiter',
+    options: RATE_LIMITER_OPTIONS,
+    check: checkRateLimiterOptions,
+    events: {
+      OnRateLimiterRejected: {
+        severity: 'error',
+        logAs: 'debug',
+        changesState: true,
+        describe: (a) =>
+          a.retryAfter === undefined
+            ? []
+            : [{ label: 'retryAfter', attribute: 'retry.after', value: a.retryAfter, unit: 'ms' }],
+      },
+    },
+    create: (options, context) => new RateLimiterStrategy(options, context),
+    ports: ['limiter'],
+    sections: {
+      rateLimiter: section<RateLimiterConfig, RateLimiterStrategyOptions>({
+        decorator: 'RateLimit',
+        validate: validateDistributedLimit,
+        create: sharedLimit('rateLimiter'),
+      }),
+    },
+  });
+
+/** @deprecated Use `rateLimiterStrategy`. @publicApi */
+export const rateLimiterRegistration = rateLimiterStrategy;

@@ -1,0 +1,33 @@
+import { extendPipelineBuilder, type ResiliencePipelineBuilder } from '../pipeline/resilience-pipeline.builder.js';
+import type { RateLimiterStrategyOptions } from '../rate-limiter/rate-limiter.options.js';
+import { concurrencyLimiterStrategy } from './concurrency-limiter.descriptor.js';
+
+/** The options of `addConcurrencyLimiter`. @publicApi */
+export interface ConcurrencyLimiterStrategyOptions {
+  permitLimit: number;
+  queueLimit?: number;
+  name?: string;
+  onRejected?: RateLimiterStrategyOptions['onRejected'];
+}
+
+declare module '../pipeline/resilience-pipeline.builder.js' {
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars -- a merged declaration repeats the class's type parameter
+  interface ResiliencePipelineBuilder<T> {
+    /** Limits concurrent calls (the bulkhead): `permitLimit` run, `queueLimit` wait in FIFO order. */
+    addConcurrencyLimiter(permitLimitOrOptions: number | ConcurrencyLimiterStrategyOptions, queueLimit?: number): this;
+  }
+}
+
+extendPipelineBuilder({
+  addConcurrencyLimiter(
+    this: ResiliencePipelineBuilder<unknown>,
+    permitLimitOrOptions: number | ConcurrencyLimiterStrategyOptions,
+    queueLimit = 0,
+  ) {
+    const options =
+      typeof permitLimitOrOptions === 'number'
+        ? { permitLimit: permitLimitOrOptions, queueLimit }
+        : permitLimitOrOptions;
+    return this.add(concurrencyLimiterStrategy, { kind: 'concurrency', ...options });
+  },
+});
