@@ -46,14 +46,49 @@ export default defineConfig(
     },
   },
   {
-    // Everything outside the engine uses its public API: no internal module, no underscore member.
-    files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'sample-app/**/*.ts'],
-    ignores: ['src/core/**'],
+    // Outside the engine, src/ reaches the engine and configuration through their faces only: the public
+    // API (index.ts) and, for the package's own layers, internal.ts — never a module inside their folders.
+    // src/testing stands on src/core/time alone (see ARCHITECTURE.md).
+    files: ['src/**/*.ts'],
+    ignores: ['src/core/**', 'src/testing/**'],
     rules: {
       'no-restricted-imports': [
         'error',
         {
-          patterns: [{ group: ['**/core/internal*'], message: 'Use the public API of the core (src/core/index.ts).' }],
+          patterns: [
+            {
+              regex: '^(\\.\\./)+core/(?!(index|internal)\\.js$).+',
+              message: 'Use the core through src/core/index.ts (or src/core/internal.ts inside the package).',
+            },
+            {
+              regex: '^(\\.\\./)+config/(?!(index|internal)\\.js$).+',
+              message: 'Use configuration through src/config/index.ts (or src/config/internal.ts inside the package).',
+            },
+          ],
+        },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: 'MemberExpression[property.name=/^_/]',
+          message: "Underscore members are the engine's own; use the public API of the core.",
+        },
+      ],
+    },
+  },
+  {
+    // internal.ts of a layer is not a package entry (package.json "exports"): nothing outside src/ uses it.
+    files: ['test/**/*.ts', 'bench/**/*.ts', 'sample-app/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '(^|/)src/(.+/)?internal(\\.js)?$',
+              message: 'internal.ts is the package\'s own: use a package entry (package.json "exports").',
+            },
+          ],
         },
       ],
       'no-restricted-syntax': [

@@ -9,7 +9,8 @@ export default {
   name: 'nest-resilience',
   entryPoints: [
     'src/index.ts',
-    'src/core/index.ts',
+    'src/core.entry.ts',
+    'src/config/index.ts',
     'src/nest/index.ts',
     'src/testing/index.ts',
     'src/redis/index.ts',

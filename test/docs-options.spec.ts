@@ -13,7 +13,7 @@ import { FALLBACK_OPTION_KEYS } from '../src/core/fallback/fallback.options.js';
 import { HEDGING_OPTION_KEYS } from '../src/core/hedging/hedging.options.js';
 import { BUILDER_OPTION_KEYS } from '../src/core/pipeline/resilience-pipeline.builder.js';
 import { RATE_LIMITER_OPTION_KEYS } from '../src/core/rate-limiter/rate-limiter.options.js';
-import { PIPELINE_SECTION_ORDER } from '../src/core/registry/pipeline-config.builder.js';
+import { PIPELINE_SECTION_ORDER } from '../src/config/index.js';
 import { RETRY_BUDGET_OPTION_KEYS } from '../src/core/retry/retry.budget.js';
 import { RETRY_OPTION_KEYS } from '../src/core/retry/retry.options.js';
 import { TIMEOUT_OPTION_KEYS } from '../src/core/timeout/timeout.options.js';
@@ -35,7 +35,7 @@ import {
   retryRegistration,
   timeoutRegistration,
   type StrategyDefinition,
-} from '../src/core/index.js';
+} from '../src/core.entry.js';
 import { markdownFilesUnder } from './package/markdown-links.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import * as root from '../src/index.js';
-import * as core from '../src/core/index.js';
+import * as core from '../src/core.entry.js';
 import * as nest from '../src/nest/index.js';
 
 describe('the package entry (".")', () => {

@@ -16,6 +16,7 @@ export { outcomeFromError, outcomeFromValue, unwrapOutcome } from './outcome.mod
 export type { Outcome, SuccessOutcome, FailureOutcome } from './outcome.model.js';
 export {
   anyOf,
+  type PredicateReference,
   handleAllErrors,
   handleError,
   handleResult,
@@ -93,6 +94,7 @@ export { defineStrategy, section, type StrategyDescriptorInput } from './strateg
 export { ResiliencePipeline, type ResilienceStrategyDescription } from './pipeline/resilience.pipeline.js';
 export {
   builtInStrategies,
+  extendPipelineBuilder,
   ResiliencePipelineBuilder,
   strategyRegistration,
   type AddPipelineOptions,
@@ -101,8 +103,10 @@ export {
 } from './pipeline/resilience-pipeline.builder.js';
 export {
   StrategyServiceKey,
+  type AnyStrategyDefinition,
   type ResilienceStrategy,
   type StrategyBuilderContext,
+  type StrategyDescriptor,
   type StrategyConfigEnvironment,
   type StrategyDefinition,
   type StrategyNext,
@@ -111,18 +115,7 @@ export {
   type StrategyRegistration,
   type StrategySectionDefinition,
 } from './resilience-strategy.interface.js';
-export {
-  catalogLine,
-  registerStrategy,
-  STRATEGY_CATALOG,
-  STRATEGY_SECTIONS,
-  strategyCatalog,
-  unregisterStrategy,
-  type CatalogPosition,
-  type StrategyCatalogLine,
-  type StrategySection,
-  type StrategySectionName,
-} from './catalog/strategy.catalog.js';
+
 export {
   DEFAULT_RETRY_BACKOFF_TYPE,
   DEFAULT_RETRY_DELAY,
@@ -138,23 +131,34 @@ export {
   type RetryStrategyOptions,
   RetryBudget,
   retryRegistration,
+  retryStrategy,
+  type RetryConfig,
   type RetryBudgetOptions,
 } from './retry/index.js';
 export {
   DEFAULT_TIMEOUT,
   timeoutRegistration,
+  timeoutStrategy,
+  type TimeoutConfig,
   type OnTimeoutArguments,
   type TimeoutGeneratorArguments,
   type TimeoutMode,
   type TimeoutStrategyOptions,
 } from './timeout/index.js';
-export { fallbackRegistration, type FallbackArguments, type FallbackStrategyOptions } from './fallback/index.js';
+export {
+  fallbackRegistration,
+  fallbackStrategy,
+  type FallbackArguments,
+  type FallbackConfig,
+  type FallbackStrategyOptions,
+} from './fallback/index.js';
 export {
   CIRCUIT_CONTROL_SERVICE,
   CIRCUIT_SNAPSHOT_VERSION,
   CIRCUIT_STATE_STORE_SERVICE,
   CircuitBreakerManualControl,
   circuitBreakerRegistration,
+  circuitBreakerStrategy,
   CircuitBreakerStateProvider,
   DEFAULT_BREAK_DURATION,
   DEFAULT_CIRCUIT_BREAKER_KIND,
@@ -185,6 +189,7 @@ export {
   type CircuitState,
   type CircuitTransition,
   type CircuitTransitionReason,
+  type CircuitBreakerConfig,
   type MaybePromise,
   type OnCircuitClosedArguments,
   type OnCircuitHalfOpenedArguments,
@@ -192,32 +197,7 @@ export {
   type OnCircuitStateChangeArguments,
 } from './circuit-breaker/index.js';
 export type { CircuitOpenedEventArguments, CircuitClosedEventArguments } from './telemetry/resilience-event.model.js';
-export {
-  BUILT_IN_PREDICATES,
-  parseDuration,
-  PIPELINE_SECTION_ORDER,
-  PredicateRegistry,
-  ResiliencePipelineRegistry,
-  type ChaosFaultConfig,
-  type CircuitInfo,
-  type ChaosLatencyConfig,
-  type CircuitBreakerConfig,
-  type ConcurrencyLimiterConfig,
-  type ConfigurePipeline,
-  type FallbackConfig,
-  type HedgingConfig,
-  type ConfigData,
-  type LimiterInfo,
-  type PipelineConfig,
-  type PipelineConfigData,
-  type PipelineSection,
-  type PredicateReference,
-  type RateLimiterConfig,
-  type ResiliencePipelineRegistryOptions,
-  type RetryConfig,
-  type StrategyConfig,
-  type TimeoutConfig,
-} from './registry/index.js';
+
 export {
   getHttpRetryAfter,
   getHttpStatus,
@@ -230,7 +210,12 @@ export {
   type HttpRequestInfo,
 } from './http/http.predicates.js';
 export { closestName } from './utils/did-you-mean.util.js';
-export { concurrencyLimiterRegistration } from './concurrency-limiter/index.js';
+export {
+  concurrencyLimiterRegistration,
+  concurrencyLimiterStrategy,
+  type ConcurrencyLimiterConfig,
+  type ConcurrencyLimiterStrategyOptions,
+} from './concurrency-limiter/index.js';
 export {
   ChainedRateLimiter,
   ConcurrencyLimiter,
@@ -239,7 +224,9 @@ export {
   FixedWindowRateLimiter,
   PartitionedRateLimiter,
   rateLimiterRegistration,
+  rateLimiterStrategy,
   SHARED_LIMITER_SERVICE,
+  type RateLimiterConfig,
   SlidingWindowRateLimiter,
   TokenBucketRateLimiter,
   type ConcurrencyLimiterOptions,
@@ -258,6 +245,8 @@ export {
   DEFAULT_HEDGING_DELAY,
   DEFAULT_MAX_HEDGED_ATTEMPTS,
   hedgingRegistration,
+  hedgingStrategy,
+  type HedgingConfig,
   type HedgingActionGeneratorArguments,
   type HedgingDelayGeneratorArguments,
   type HedgingPredicateArguments,
@@ -266,9 +255,15 @@ export {
 } from './hedging/index.js';
 export {
   chaosBehaviorRegistration,
+  chaosBehaviorStrategy,
   chaosFaultRegistration,
+  chaosFaultStrategy,
   chaosLatencyRegistration,
+  chaosLatencyStrategy,
   chaosOutcomeRegistration,
+  chaosOutcomeStrategy,
+  type ChaosFaultConfig,
+  type ChaosLatencyConfig,
   DEFAULT_CHAOS_LATENCY,
   DEFAULT_INJECTION_RATE,
   type ChaosBehaviorOptions,

@@ -1,4 +1,4 @@
-import { knownNames, withHint } from './utils/did-you-mean.util.js';
+import { withHint } from './utils/did-you-mean.util.js';
 
 /**
  * Every rule text the engine's validation reports (`ValidationIssue.rule`), in one place, so the
@@ -29,19 +29,6 @@ export const RULES = {
   retryBudget: 'must be a RetryBudget or its options',
   telemetryListener: 'must have a write(event) method',
   builtAlready: 'cannot be changed or built again after build()',
-  sectionsObject: 'must be an object of strategy sections',
-  sectionValue: (numberOption: string | undefined) =>
-    numberOption === undefined
-      ? 'must be an object of options'
-      : `must be an object of options, or a number (its ${numberOption})`,
-  pipelinesObject: 'must be an object of named pipelines',
-  noSectionInDescriptor: (type: string, name: string) => `The ${type} strategy has no "${name}" section.`,
-  sectionTaken: (name: string) => `The strategy catalog has a "${name}" section already.`,
-  noCatalogLine: (name: string) => `The strategy catalog has no "${name}" line to place a strategy by.`,
-  alreadyRegistered: 'is already registered',
-  predicateReference: 'must be a predicate name, a list of names or a function',
-  unknownPredicate: (name: string, known: readonly string[]) =>
-    `is not a registered predicate (${knownNames(name, known)})`,
   circuitKeyRequired: 'is required with a shared stateStore when the pipeline has no name',
   circuitNeverOpens: (windowSize: number) => `must be <= windowSize (${windowSize}), or the circuit can never open`,
   onlyForKinds: (kinds: readonly string[], kind: string) =>

@@ -2,14 +2,16 @@ import {
   fallbackRegistration,
   OptionsValidator,
   ResilienceValidationError,
-  strategyCatalog,
   strategyRegistration,
-  type PipelineConfig,
   type ResiliencePipeline,
   type ResiliencePipelineBuilder,
+} from '../core/index.js';
+import {
+  strategyCatalog,
+  type PipelineConfig,
   type ResiliencePipelineRegistry,
   type StrategySection,
-} from '../core/index.js';
+} from '../config/index.js';
 import type { FallbackDecoratorOptions, SectionSpec } from './decorators/resilience.decorators.js';
 import type { ResilienceMethodMetadata, ResilienceSection } from './decorators/resilience-method.metadata.js';
 import {

@@ -1,11 +1,6 @@
 import type { ResilienceLoggingOptions } from './observability/resilience-logger.listener.js';
-import type {
-  CircuitBreakerStateStore,
-  OutcomePredicate,
-  PipelineConfigData,
-  TelemetryListener,
-  TimeProvider,
-} from '../core/index.js';
+import type { CircuitBreakerStateStore, OutcomePredicate, TelemetryListener, TimeProvider } from '../core/index.js';
+import type { PipelineConfigData } from '../config/index.js';
 
 /** A Redis server's address. @publicApi */
 export interface RedisNodeConfig {

@@ -2,7 +2,8 @@ import { Inject, Injectable, Logger, Optional, type OnApplicationShutdown, type 
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
 import { Observable } from 'rxjs';
-import { OptionsValidator, ResiliencePipelineRegistry, ResilienceValidationError } from '../core/index.js';
+import { OptionsValidator, ResilienceValidationError } from '../core/index.js';
+import { ResiliencePipelineRegistry } from '../config/index.js';
 import { getResilienceMethodMetadata, type ResilienceMethodMetadata } from './decorators/resilience-method.metadata.js';
 import type { ResilienceMethodBinding } from './execution/resilience-method.binding.js';
 import { planMethodPipeline } from './method-pipeline.factory.js';

@@ -8,7 +8,8 @@ import {
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Observable } from 'rxjs';
-import { ResilienceContext, ResiliencePipelineRegistry, type ResiliencePipeline } from '../core/index.js';
+import { ResilienceContext, type ResiliencePipeline } from '../core/index.js';
+import { ResiliencePipelineRegistry } from '../config/index.js';
 import { getResilienceMethodMetadata } from './decorators/resilience-method.metadata.js';
 import { RESILIENCE_MODULE_OPTIONS } from './resilience.module-definition.js';
 import type { ResilienceModuleOptions } from './resilience-module-options.interface.js';

@@ -2,13 +2,12 @@ import { Inject, Module, type DynamicModule, type NestModule } from '@nestjs/com
 import { APP_FILTER, DiscoveryModule } from '@nestjs/core';
 import {
   OptionsValidator,
-  ResiliencePipelineRegistry,
   systemTimeProvider,
   type CircuitBreakerStateStore,
-  type PipelineConfigData,
   type TelemetryListener,
   type TimeProvider,
 } from '../core/index.js';
+import { ResiliencePipelineRegistry, type PipelineConfigData } from '../config/index.js';
 import {
   attachRegistry,
   moduleTelemetryListeners,

@@ -28,10 +28,10 @@ import {
   type ResilienceEvent,
   type ResilienceEventMap,
   type ResilienceEventSeverity,
-  type ResiliencePipelineRegistry,
   type TelemetryListener,
 } from '../core/index.js';
-import { errorType } from '../core/telemetry/outcome-description.util.js';
+import { type ResiliencePipelineRegistry } from '../config/index.js';
+import { errorType } from '../core/internal.js';
 import { LocalMetrics, SeriesCache, type ProducedMetric } from './local-metrics.aggregator.js';
 
 /** Instrument names, as Polly v8 (`Polly.Extensions`) reports them. @publicApi */

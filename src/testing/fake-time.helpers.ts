@@ -1,6 +1,5 @@
 import type { CircuitState } from '../core/circuit-breaker/circuit-state.model.js';
-import type { ResiliencePipelineRegistry } from '../core/registry/resilience-pipeline.registry.js';
-import type { CircuitInfo } from '../core/registry/registry.inspection.js';
+import type { CircuitInfo, ResiliencePipelineRegistry } from '../config/index.js';
 import type { TimeProvider } from '../core/time/time.provider.js';
 import { FakeTimeProvider, flushPromises } from './fake-time.provider.js';
 

@@ -9,7 +9,7 @@ import {
   type CircuitBreakerKind,
   type CircuitBreakerStateStore,
   type CircuitState,
-} from '../../src/core/index.js';
+} from '../../src/core.entry.js';
 import { FakeTimeProvider } from '../../src/testing/index.js';
 
 /*

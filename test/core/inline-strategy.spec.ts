@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { ResiliencePipelineBuilder, type ResilienceStrategy } from '../../src/core/index.js';
+import { ResiliencePipelineBuilder, type ResilienceStrategy } from '../../src/core.entry.js';
 import { microtaskTurns } from '../utils/microtask-turns.js';
 
 /** A strategy of its own that carries some (not all) of the inline hooks: the pipeline must run its `execute`. */

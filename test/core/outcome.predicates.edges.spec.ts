@@ -12,7 +12,7 @@ import {
   TRANSIENT_NETWORK_ERROR_CODES,
   unwrapOutcome,
   type OutcomePredicate,
-} from '../../src/core/index.js';
+} from '../../src/core.entry.js';
 import { networkError } from '../utils/flaky.js';
 
 const err = (e: unknown, context?: ResilienceContext) => ({ outcome: outcomeFromError(e), context });

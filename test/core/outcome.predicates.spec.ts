@@ -7,7 +7,7 @@ import {
   isTransientNetworkError,
   outcomeFromError,
   outcomeFromValue,
-} from '../../src/core/index.js';
+} from '../../src/core.entry.js';
 import { networkError } from '../utils/flaky.js';
 
 class HttpError extends Error {

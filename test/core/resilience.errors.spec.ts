@@ -17,7 +17,7 @@ import {
   ResilienceValidationError,
   TimeoutRejectedError,
   UnknownPipelineError,
-} from '../../src/core/index.js';
+} from '../../src/core.entry.js';
 import { FakeTimeProvider } from '../../src/testing/index.js';
 
 const issue = (value: unknown) => ({ path: 'p', value, rule: 'is wrong' });

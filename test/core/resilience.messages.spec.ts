@@ -3,7 +3,7 @@ import {
   ResiliencePipelineBuilder,
   ResiliencePipelineRegistry,
   ResilienceValidationError,
-} from '../../src/core/index.js';
+} from '../../src/core.entry.js';
 
 /** Every `path: rule` an action's ResilienceValidationError lists. */
 function problems(action: () => unknown): string[] {

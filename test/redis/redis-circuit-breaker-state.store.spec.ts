@@ -7,7 +7,7 @@ import {
   type CircuitPermit,
   type CircuitPolicy,
   type CircuitSnapshot,
-} from '../../src/core/index.js';
+} from '../../src/core.entry.js';
 import { RedisCircuitBreakerStateStore } from '../../src/redis/index.js';
 import { commandArb, configArb, runScenario } from '../contracts/circuit-breaker.contract.js';
 import { FakeTimeProvider } from '../../src/testing/index.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Redis } from 'ioredis';
 import { toCircuitPolicy } from '../../src/core/circuit-breaker/circuit-breaker.strategy.js';
-import { TimeProvider, type CircuitPolicy, type CircuitPermit, type TimerHandle } from '../../src/core/index.js';
+import { TimeProvider, type CircuitPolicy, type CircuitPermit, type TimerHandle } from '../../src/core.entry.js';
 import { RedisCircuitBreakerStateStore } from '../../src/redis/index.js';
 import { FakeTimeProvider } from '../../src/testing/index.js';
 import { ready, redisClient, uniquePrefix } from './redis-test.utils.js';

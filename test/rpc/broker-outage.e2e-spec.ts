@@ -3,7 +3,7 @@ import { Module, type DynamicModule, type INestApplicationContext, type INestMic
 import { NestFactory } from '@nestjs/core';
 import { ClientsModule, Transport, type ClientOptions, type MicroserviceOptions } from '@nestjs/microservices';
 import { lastValueFrom, timeout } from 'rxjs';
-import { isBrokenCircuitError, type CircuitState } from '../../src/core/index.js';
+import { isBrokenCircuitError, type CircuitState } from '../../src/core.entry.js';
 import { ResilienceModule } from '../../src/nest/index.js';
 import {
   getResilientClientToken,

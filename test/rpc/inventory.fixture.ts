@@ -1,7 +1,7 @@
 import { Controller, Inject, Module, type DynamicModule } from '@nestjs/common';
 import { EventPattern, MessagePattern, Payload, RpcException } from '@nestjs/microservices';
 import { interval, map, take, type Observable } from 'rxjs';
-import { TimeoutRejectedError, type TimeProvider } from '../../src/core/index.js';
+import { TimeoutRejectedError, type TimeProvider } from '../../src/core.entry.js';
 import { CircuitBreaker, ResilienceModule, Retry } from '../../src/nest/index.js';
 
 /** What the inventory handlers did, and how they should behave; shared with the test. */

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { ClientProxyFactory, Transport } from '@nestjs/microservices';
 import { lastValueFrom } from 'rxjs';
-import { ResiliencePipelineRegistry, ResilienceValidationError } from '../../src/core/index.js';
+import { ResiliencePipelineRegistry, ResilienceValidationError } from '../../src/core.entry.js';
 import { ResilientClients } from '../../src/nest/rpc/index.js';
 
 /** Every source file reachable from `entry` through relative imports (type-only imports included). */

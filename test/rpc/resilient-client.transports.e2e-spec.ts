@@ -8,7 +8,7 @@ import {
   type CircuitState,
   type PipelineConfig,
   type RetryConfig,
-} from '../../src/core/index.js';
+} from '../../src/core.entry.js';
 import {
   getResilientClientToken,
   ResilientClients,

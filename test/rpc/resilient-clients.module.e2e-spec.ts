@@ -8,7 +8,7 @@ import {
   isTimeoutRejectedError,
   ResiliencePipelineRegistry,
   ResilienceValidationError,
-} from '../../src/core/index.js';
+} from '../../src/core.entry.js';
 import {
   InjectResilientClient,
   ResilientClientProxy,

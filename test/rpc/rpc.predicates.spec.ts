@@ -13,7 +13,7 @@ import {
   ResiliencePipelineBuilder,
   ResilienceValidationError,
   TimeoutRejectedError,
-} from '../../src/core/index.js';
+} from '../../src/core.entry.js';
 import {
   handleRetryableRpcFailure,
   handleRpcFailure,

@@ -5,7 +5,7 @@ import {
   ResiliencePipelineBuilder,
   ResiliencePipelineRegistry,
   TimeoutRejectedError,
-} from '../../src/core/index.js';
+} from '../../src/core.entry.js';
 import {
   FakeTimeProvider,
   flushPromises,

@@ -7,7 +7,7 @@ import {
   type CircuitPolicy,
   type CircuitSnapshot,
   type CircuitTransition,
-} from '../../src/core/index.js';
+} from '../../src/core.entry.js';
 
 /** One call a store received, as the breaker made it. */
 export interface StoreCall {

@@ -1,6 +1,6 @@
 import { expect } from '@jest/globals';
 import fc from 'fast-check';
-import { MAX_TIMER_DELAY, ResilienceValidationError } from '../../src/core/index.js';
+import { MAX_TIMER_DELAY, ResilienceValidationError } from '../../src/core.entry.js';
 
 /**
  * Arbitrary JSON-like pipeline configurations — valid, near-valid and hostile — for the registry and the

@@ -1,4 +1,4 @@
-import type { ResilienceEvent, TelemetryListener } from '../../src/core/index.js';
+import type { ResilienceEvent, TelemetryListener } from '../../src/core.entry.js';
 
 /** Collects telemetry events for assertions. */
 export class RecordingListener implements TelemetryListener {

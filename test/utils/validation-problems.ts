@@ -1,5 +1,5 @@
 import { expect } from '@jest/globals';
-import { ResiliencePipelineBuilder, ResilienceValidationError } from '../../src/core/index.js';
+import { ResiliencePipelineBuilder, ResilienceValidationError } from '../../src/core.entry.js';
 
 /**
  * The problems `build()` reports for a pipeline of one strategy, each path relative to the strategy

@@ -185,7 +185,7 @@ export function createRateLimiter(definition: RateLimitDefinition, time: TimePro
   }
 }
 
-/** The limiter the options describe. @internal */
+/** The limiter the options describe (a partitioned one for `partitionKey`). @internal */
 export function limiterFromOptions(o: RateLimiterStrategyOptions, time: TimeProvider): RateLimiter {
   const single = (): RateLimiter => {
     if (o.limiter) return o.limiter;

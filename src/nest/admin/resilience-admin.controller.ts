@@ -17,7 +17,7 @@ import {
   type CircuitInfo,
   type LimiterInfo,
   type PipelineConfig,
-} from '../../core/index.js';
+} from '../../config/index.js';
 import { DASHBOARD_CSS, DASHBOARD_JS, renderDashboardHtml } from './dashboard.assets.js';
 import { RESILIENCE_ADMIN_OPTIONS, type ResolvedAdminOptions } from './resilience-admin.options.js';
 import { ResilienceEventStream, type PipelineStatistics } from './resilience-event.stream.js';

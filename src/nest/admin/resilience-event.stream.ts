@@ -1,5 +1,5 @@
 import type { ResilienceEvent, ResilienceEventMap, TelemetryListener } from '../../core/index.js';
-import { errorType } from '../../core/telemetry/outcome-description.util.js';
+import { errorType } from '../../core/internal.js';
 import { summarizeEvent, type ResilienceEventSummary } from '../observability/telemetry-event.summary.js';
 
 /** Where an event stream writes: an HTTP response, in practice. @internal */

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { RESILIENCE_METHOD_METADATA } from '../resilience.constants.js';
 import { NEST_RULES } from '../resilience.messages.js';
-import { STRATEGY_SECTIONS, type StrategySectionName } from '../../core/index.js';
+import { STRATEGY_SECTIONS, type StrategySectionName } from '../../config/index.js';
 
 /** The parts a method's pipeline is made of, one per decorator. @publicApi */
 export type ResilienceSection = Exclude<StrategySectionName, 'totalTimeout' | 'chaosLatency' | 'chaosFault'>;

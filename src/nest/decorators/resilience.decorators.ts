@@ -1,6 +1,5 @@
 import { SetMetadata } from '@nestjs/common';
 import {
-  strategyCatalog,
   type CircuitBreakerConfig,
   ConcurrencyLimiterConfig,
   HedgingConfig,
@@ -9,6 +8,7 @@ import {
   RetryConfig,
   TimeoutStrategyOptions,
 } from '../../core/index.js';
+import { strategyCatalog } from '../../config/index.js';
 import { RESILIENCE_PIPELINE_METADATA } from '../resilience.constants.js';
 import { recordResilienceSection } from './resilience-method.metadata.js';
 import { NEST_RULES } from '../resilience.messages.js';

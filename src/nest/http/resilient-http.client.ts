@@ -1,7 +1,8 @@
 import type { HttpService } from '@nestjs/axios';
 import type { AxiosRequestConfig, AxiosResponse } from 'axios';
 import { defer, from, type Observable } from 'rxjs';
-import { ResilienceContext, type ResiliencePipeline, type ResiliencePipelineRegistry } from '../../core/index.js';
+import { ResilienceContext, type ResiliencePipeline } from '../../core/index.js';
+import { type ResiliencePipelineRegistry } from '../../config/index.js';
 import { currentResilienceContext } from '../execution/resilience-context.storage.js';
 import { httpOperationKey } from './http-operation.key.js';
 import type { StandardHedgingHandler } from './standard-hedging.handler.js';

@@ -10,12 +10,8 @@ import {
   type Type,
 } from '@nestjs/common';
 import axios, { type AxiosRequestConfig } from 'axios';
-import {
-  OptionsValidator,
-  ResiliencePipelineRegistry,
-  ResilienceValidationError,
-  type PipelineConfig,
-} from '../../core/index.js';
+import { OptionsValidator, ResilienceValidationError } from '../../core/index.js';
+import { ResiliencePipelineRegistry, type PipelineConfig } from '../../config/index.js';
 import { standardPipelineIssues } from '../standard-pipeline.options.js';
 import { ResilientHttpClient } from './resilient-http.client.js';
 import {

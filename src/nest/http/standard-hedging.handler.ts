@@ -11,11 +11,9 @@ import {
   ResilienceValidationError,
   type CircuitBreakerConfig,
   type HedgingActionGeneratorArguments,
-  type PipelineConfig,
   type RateLimiterConfig,
   type ResiliencePipeline,
   type ResiliencePipelineBuilder,
-  type ResiliencePipelineRegistry,
   type ResilienceStrategy,
   type StrategyBuilderContext,
   type StrategyNext,
@@ -24,6 +22,7 @@ import {
   outcomeFromValue,
   type Outcome,
 } from '../../core/index.js';
+import { type PipelineConfig, type ResiliencePipelineRegistry } from '../../config/index.js';
 import {
   EndpointRouter,
   validateEndpointRouting,

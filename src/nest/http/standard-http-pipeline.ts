@@ -6,13 +6,12 @@ import {
   HTTP_REQUEST_INFO,
   OptionsValidator,
   type CircuitBreakerConfig,
-  type ConfigData,
   type HttpRequestInfo,
-  type PipelineConfig,
   type RateLimiterConfig,
   type RetryConfig,
   type TimeoutConfig,
 } from '../../core/index.js';
+import { type ConfigData, type PipelineConfig } from '../../config/index.js';
 import { coerceStandardPipelineOptions } from '../standard-pipeline.options.js';
 
 // The request info and the two HTTP predicates live in the core (they need no HTTP library), so that

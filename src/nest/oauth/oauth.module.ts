@@ -10,7 +10,7 @@ import {
   type OnModuleInit,
 } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
-import { ResiliencePipelineRegistry } from '../../core/index.js';
+import { ResiliencePipelineRegistry } from '../../config/index.js';
 import { OAuthClient, type OAuthClientOptions, type PendingAuthorizationStore } from '../../oauth/index.js';
 import { RESILIENCE_STORE_HANDLE, type ResilienceStoreHandle } from '../resilience-store.factory.js';
 import { OAuthExceptionFilter } from './oauth-exception.filter.js';

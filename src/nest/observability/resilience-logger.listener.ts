@@ -13,7 +13,7 @@ import {
   type TelemetryListener,
   type TimeProvider,
 } from '../../core/index.js';
-import { describeOutcome } from '../../core/telemetry/outcome-description.util.js';
+import { describeOutcome } from '../../core/internal.js';
 import { NEST_RULES } from '../resilience.messages.js';
 
 /** A Nest log level, or `false` to leave the event out. @publicApi */

@@ -6,7 +6,7 @@ import {
   type Outcome,
   type ResilienceEvent,
 } from '../../core/index.js';
-import { describeOutcome } from '../../core/telemetry/outcome-description.util.js';
+import { describeOutcome } from '../../core/internal.js';
 
 /** What the event stream and the dashboard get of an event: names, figures, error types; no payloads. @publicApi */
 export interface ResilienceEventSummary {

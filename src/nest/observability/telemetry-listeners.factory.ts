@@ -1,4 +1,5 @@
-import type { ResiliencePipelineRegistry, TelemetryListener } from '../../core/index.js';
+import type { TelemetryListener } from '../../core/index.js';
+import type { ResiliencePipelineRegistry } from '../../config/index.js';
 import type { ResilienceModuleOptions } from '../resilience-module-options.interface.js';
 import { ResilienceLoggerListener } from './resilience-logger.listener.js';
 

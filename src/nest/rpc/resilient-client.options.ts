@@ -2,12 +2,11 @@ import { Transport, type ClientOptions } from '@nestjs/microservices';
 import {
   closestName,
   OptionsValidator,
-  ResiliencePipelineRegistry,
   ResilienceValidationError,
   type OutcomePredicate,
-  type PipelineConfig,
   type ValidationIssue,
 } from '../../core/index.js';
+import { ResiliencePipelineRegistry, type PipelineConfig } from '../../config/index.js';
 import { standardPipelineIssues } from '../standard-pipeline.options.js';
 import type { RemoteRpcErrorPredicate } from './rpc.predicates.js';
 import {

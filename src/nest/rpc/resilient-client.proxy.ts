@@ -3,12 +3,10 @@ import { Observable } from 'rxjs';
 import {
   ResilienceContext,
   TimeoutRejectedError,
-  type PipelineConfig,
   type ResiliencePipeline,
-  type ResiliencePipelineRegistry,
-  type StrategyConfig,
   type TimerHandle,
 } from '../../core/index.js';
+import { type PipelineConfig, type ResiliencePipelineRegistry, type StrategyConfig } from '../../config/index.js';
 import { currentResilienceContext } from '../index.js';
 import type { ResilientClientSettings, ResilientPatternOptions } from './resilient-client.options.js';
 import { RPC_CALL_INFO, type RemoteRpcErrorPredicate, type RpcCallInfo } from './rpc.predicates.js';

@@ -9,7 +9,8 @@ import {
   type Provider,
 } from '@nestjs/common';
 import { ClientProxyFactory, type ClientOptions, type ClientProxy } from '@nestjs/microservices';
-import { OptionsValidator, ResiliencePipelineRegistry, type ValidationIssue } from '../../core/index.js';
+import { OptionsValidator, type ValidationIssue } from '../../core/index.js';
+import { ResiliencePipelineRegistry } from '../../config/index.js';
 import {
   resolveClientSettings,
   resolveClientTransport,

@@ -1,11 +1,5 @@
-import {
-  OptionsValidator,
-  type CircuitBreakerConfig,
-  type ConfigData,
-  type PipelineConfig,
-  type RetryConfig,
-  type TimeoutConfig,
-} from '../../core/index.js';
+import { OptionsValidator, type CircuitBreakerConfig, type RetryConfig, type TimeoutConfig } from '../../core/index.js';
+import { type ConfigData, type PipelineConfig } from '../../config/index.js';
 import { coerceStandardPipelineOptions } from '../standard-pipeline.options.js';
 import { handleRetryableRpcFailure, handleRpcFailure } from './rpc.predicates.js';
 

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Module, Optional, type DynamicModule, type OnApplicationBootstrap } from '@nestjs/common';
 import { HealthIndicatorService, TerminusModule, type HealthIndicatorResult } from '@nestjs/terminus';
-import { OptionsValidator, ResiliencePipelineRegistry, type CircuitInfo, type CircuitState } from '../../core/index.js';
+import { OptionsValidator, type CircuitState } from '../../core/index.js';
+import { ResiliencePipelineRegistry, type CircuitInfo } from '../../config/index.js';
 import { NEST_RULES } from '../resilience.messages.js';
 
 /** Which circuit states make the check `down` or `degraded`. @publicApi */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { ResiliencePipelineRegistry, ResilienceValidationError } from '../../../src/core/index.js';
+import { ResiliencePipelineRegistry, ResilienceValidationError } from '../../../src/core.entry.js';
 
 describe('the chaosFault configuration section', () => {
   it('makes an Error of a string message', async () => {

@@ -6,7 +6,7 @@ import {
   ResiliencePipelineBuilder,
   ResiliencePipelineRegistry,
   type ResilienceEvent,
-} from '../../../src/core/index.js';
+} from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { strategyProblems } from '../../utils/validation-problems.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it, jest } from '@jest/globals';
-import { outcomeFromError, outcomeFromValue, ResiliencePipelineBuilder } from '../../../src/core/index.js';
+import { outcomeFromError, outcomeFromValue, ResiliencePipelineBuilder } from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { seededRandom } from '../../utils/flaky.js';
 

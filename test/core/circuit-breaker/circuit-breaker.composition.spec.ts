@@ -11,7 +11,7 @@ import {
   type CircuitBreakerStrategyOptions,
   type CircuitPolicy,
   type ResilienceEvent,
-} from '../../../src/core/index.js';
+} from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { AsyncCircuitStore } from '../../utils/async-circuit.store.js';
 import { deferred, nextTurn, settle } from '../../utils/flaky.js';

@@ -4,7 +4,7 @@ import {
   defaultCircuitKey,
   ResiliencePipelineBuilder,
   type CircuitBreakerStrategyOptions,
-} from '../../../src/core/index.js';
+} from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { deferred, nextTurn, settle } from '../../utils/flaky.js';
 

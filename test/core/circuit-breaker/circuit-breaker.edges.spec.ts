@@ -5,7 +5,7 @@ import {
   ResiliencePipelineBuilder,
   type CircuitBreakerStrategyOptions,
   type CircuitSnapshot,
-} from '../../../src/core/index.js';
+} from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { deferred, isPending, nextTurn } from '../../utils/flaky.js';
 

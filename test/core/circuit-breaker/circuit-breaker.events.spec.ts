@@ -9,7 +9,7 @@ import {
   type OnCircuitOpenedArguments,
   type OnCircuitStateChangeArguments,
   type ResilienceEvent,
-} from '../../../src/core/index.js';
+} from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { deferred, isPending, nextTurn, settle } from '../../utils/flaky.js';
 import { RecordingListener } from '../../utils/recording.listener.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { InMemoryCircuitBreakerStateStore, type CircuitPolicy } from '../../../src/core/index.js';
+import { InMemoryCircuitBreakerStateStore, type CircuitPolicy } from '../../../src/core.entry.js';
 
 /*
  * The in-memory store's answers, read directly: a store of one's own may wrap it (to log, to count), so

@@ -6,7 +6,7 @@ import {
   MAX_TIMER_DELAY,
   ResiliencePipelineBuilder,
   ResilienceValidationError,
-} from '../../../src/core/index.js';
+} from '../../../src/core.entry.js';
 
 const PREFIX = 'strategies[0] (circuit-breaker).';
 

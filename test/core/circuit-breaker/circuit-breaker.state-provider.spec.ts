@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { CircuitBreakerStateProvider, ResiliencePipelineBuilder } from '../../../src/core/index.js';
+import { CircuitBreakerStateProvider, ResiliencePipelineBuilder } from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 
 const down = new Error('dependency down');

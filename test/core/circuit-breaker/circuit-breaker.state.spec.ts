@@ -8,7 +8,7 @@ import {
   type CircuitBreakerStrategyOptions,
   type CircuitSnapshot,
   type OnCircuitOpenedArguments,
-} from '../../../src/core/index.js';
+} from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { deferred, nextTurn, settle } from '../../utils/flaky.js';
 

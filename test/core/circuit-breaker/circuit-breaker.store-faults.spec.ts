@@ -9,7 +9,7 @@ import {
   type CircuitBreakerStateStore,
   type CircuitSnapshot,
   type ResilienceEvent,
-} from '../../../src/core/index.js';
+} from '../../../src/core.entry.js';
 import { nextTurn } from '../../utils/flaky.js';
 
 /**

@@ -9,7 +9,7 @@ import {
   IsolatedCircuitError,
   ResiliencePipelineBuilder,
   type CircuitBreakerStrategyOptions,
-} from '../../../src/core/index.js';
+} from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { deferred, failTimes, nextTurn, scripted } from '../../utils/flaky.js';
 import { RecordingListener } from '../../utils/recording.listener.js';

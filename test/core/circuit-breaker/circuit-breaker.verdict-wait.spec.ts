@@ -10,7 +10,7 @@ import {
   type CircuitBreakerStrategyOptions,
   type CircuitSnapshot,
   type CircuitTransition,
-} from '../../../src/core/index.js';
+} from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { deferred, isPending, nextTurn, settle } from '../../utils/flaky.js';
 

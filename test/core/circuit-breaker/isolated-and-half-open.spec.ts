@@ -7,7 +7,7 @@ import {
   isIsolatedCircuitError,
   IsolatedCircuitError,
   ResiliencePipelineBuilder,
-} from '../../../src/core/index.js';
+} from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { deferred } from '../../utils/flaky.js';
 

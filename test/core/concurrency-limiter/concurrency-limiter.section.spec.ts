@@ -4,7 +4,7 @@ import {
   RateLimiterRejectedError,
   ResiliencePipelineRegistry,
   ResilienceValidationError,
-} from '../../../src/core/index.js';
+} from '../../../src/core.entry.js';
 import { deferred } from '../../utils/flaky.js';
 
 describe('the concurrencyLimiter section', () => {

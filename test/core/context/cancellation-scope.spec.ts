@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { getEventListeners, getMaxListeners } from 'node:events';
-import { ResiliencePipelineBuilder, TimeoutRejectedError, type TimeoutMode } from '../../../src/core/index.js';
+import { ResiliencePipelineBuilder, TimeoutRejectedError, type TimeoutMode } from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 
 /**

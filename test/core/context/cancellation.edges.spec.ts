@@ -6,7 +6,7 @@ import {
   ResilienceContext,
   ResiliencePipelineBuilder,
   TimeoutRejectedError,
-} from '../../../src/core/index.js';
+} from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { microtaskTurns } from '../../utils/microtask-turns.js';
 

@@ -9,7 +9,7 @@ import {
   isCancellationOutcome,
   ResilienceContext,
   ResiliencePipelineBuilder,
-} from '../../../src/core/index.js';
+} from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 
 /** A caller's own abort reason: not an AbortError, so only the signal tells it is a cancellation. */

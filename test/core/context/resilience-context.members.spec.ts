@@ -5,7 +5,7 @@ import {
   ResiliencePipelineBuilder,
   ResilienceProperties,
   ResiliencePropertyKey,
-} from '../../../src/core/index.js';
+} from '../../../src/core.entry.js';
 
 const Tenant = new ResiliencePropertyKey<string>('tenant');
 const Count = new ResiliencePropertyKey<number | undefined>('count');

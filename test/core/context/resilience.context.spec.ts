@@ -5,7 +5,7 @@ import {
   ResiliencePipelineBuilder,
   ResiliencePropertyKey,
   type CancellationSource,
-} from '../../../src/core/index.js';
+} from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 
 /** A cancellation source that counts how often its signal is asked for. */

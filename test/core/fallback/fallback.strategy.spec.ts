@@ -1,5 +1,5 @@
 import { describe, expect, it, jest } from '@jest/globals';
-import { handleError, handleResult, ResiliencePipelineBuilder } from '../../../src/core/index.js';
+import { handleError, handleResult, ResiliencePipelineBuilder } from '../../../src/core.entry.js';
 import { scripted } from '../../utils/flaky.js';
 import { RecordingListener } from '../../utils/recording.listener.js';
 

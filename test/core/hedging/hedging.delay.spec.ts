@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { ResiliencePipelineBuilder, ResilienceValidationError } from '../../../src/core/index.js';
+import { ResiliencePipelineBuilder, ResilienceValidationError } from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { deferred } from '../../utils/flaky.js';
 

@@ -7,7 +7,7 @@ import {
   ResiliencePipelineBuilder,
   ResiliencePropertyKey,
   type ResilienceEvent,
-} from '../../../src/core/index.js';
+} from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { deferred } from '../../utils/flaky.js';
 import { strategyProblems } from '../../utils/validation-problems.js';

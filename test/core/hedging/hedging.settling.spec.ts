@@ -1,5 +1,5 @@
 import { describe, expect, it, jest } from '@jest/globals';
-import { ResiliencePipelineBuilder, type ResilienceContext } from '../../../src/core/index.js';
+import { ResiliencePipelineBuilder, type ResilienceContext } from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { deferred } from '../../utils/flaky.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it, jest } from '@jest/globals';
-import { ResilienceContext, ResiliencePipelineBuilder, ResiliencePropertyKey } from '../../../src/core/index.js';
+import { ResilienceContext, ResiliencePipelineBuilder, ResiliencePropertyKey } from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { isPending } from '../../utils/flaky.js';
 import { RecordingListener } from '../../utils/recording.listener.js';

@@ -14,7 +14,7 @@ import {
   TimeoutRejectedError,
   type HttpRequestInfo,
   type Outcome,
-} from '../../../src/core/index.js';
+} from '../../../src/core.entry.js';
 
 const withStatus = (status: number) => Object.assign(new Error(`HTTP ${status}`), { status });
 const network = () => Object.assign(new Error('reset'), { code: 'ECONNRESET' });

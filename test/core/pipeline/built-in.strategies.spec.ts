@@ -9,7 +9,7 @@ import {
   TimeoutRejectedError,
   type ResilienceEvent,
   type StrategyDefinition,
-} from '../../../src/core/index.js';
+} from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 
 describe('STRATEGY_SECTIONS: one composition order', () => {

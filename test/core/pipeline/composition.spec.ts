@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { BrokenCircuitError, CircuitBreakerStateProvider, ResiliencePipelineBuilder } from '../../../src/core/index.js';
+import { BrokenCircuitError, CircuitBreakerStateProvider, ResiliencePipelineBuilder } from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { scripted } from '../../utils/flaky.js';
 

@@ -10,7 +10,7 @@ import {
   type ResilienceStrategy,
   type TimeoutMode,
   type TimerHandle,
-} from '../../../src/core/index.js';
+} from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 
 const storeDown = new Error('state store down');

@@ -4,7 +4,7 @@ import {
   ResiliencePipeline,
   ResiliencePipelineBuilder,
   type ResilienceStrategy,
-} from '../../../src/core/index.js';
+} from '../../../src/core.entry.js';
 import { microtaskTurns } from '../../utils/microtask-turns.js';
 
 /**

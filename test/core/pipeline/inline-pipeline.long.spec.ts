@@ -6,7 +6,7 @@ import {
   type ResilienceStrategy,
   type StrategyNext,
   type TimeoutMode,
-} from '../../../src/core/index.js';
+} from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 
 /** Passes every call through; between two strategies it keeps them from sharing one inline run. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { getEventListeners } from 'node:events';
-import { ResiliencePipelineBuilder, TimeoutRejectedError } from '../../../src/core/index.js';
+import { ResiliencePipelineBuilder, TimeoutRejectedError } from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 
 // Every assertion is exact (no timer, no listener left), so one leaked item per execution shows at any

@@ -13,7 +13,7 @@ import {
   type StrategyBuilderContext,
   type StrategyDefinition,
   type StrategyPipelineInfo,
-} from '../../../src/core/index.js';
+} from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { RecordingListener } from '../../utils/recording.listener.js';
 

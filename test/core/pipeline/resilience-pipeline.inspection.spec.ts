@@ -4,7 +4,7 @@ import {
   ResiliencePipelineBuilder,
   ResiliencePipelineRegistry,
   type TelemetryListener,
-} from '../../../src/core/index.js';
+} from '../../../src/core.entry.js';
 
 describe('ResiliencePipeline.describe', () => {
   it('lists the strategies outermost first, a nested pipeline in its place, with their names', () => {

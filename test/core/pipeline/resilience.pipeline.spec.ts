@@ -6,7 +6,7 @@ import {
   ResiliencePropertyKey,
   ResilienceValidationError,
   type ResilienceStrategy,
-} from '../../../src/core/index.js';
+} from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { RecordingListener } from '../../utils/recording.listener.js';
 import { scripted } from '../../utils/flaky.js';

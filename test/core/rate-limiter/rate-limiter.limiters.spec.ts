@@ -14,7 +14,7 @@ import {
   TimeProvider,
   type RateLimiter,
   type RateLimitLease,
-} from '../../../src/core/index.js';
+} from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { deferred } from '../../utils/flaky.js';
 

@@ -6,7 +6,7 @@ import {
   ResilienceValidationError,
   TimeoutRejectedError,
   type PipelineConfig,
-} from '../../../src/core/index.js';
+} from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { deferred } from '../../utils/flaky.js';
 

@@ -5,7 +5,7 @@ import {
   ResiliencePipelineRegistry,
   ResilienceValidationError,
   type PipelineConfig,
-} from '../../../src/core/index.js';
+} from '../../../src/core.entry.js';
 
 /** The configuration the registry keeps for `config` (after conversion), or the problems it reports. */
 function converted(config: unknown): PipelineConfig | { path: string; value: unknown; rule: string }[] {

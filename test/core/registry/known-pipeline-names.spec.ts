@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { OptionsValidator, ResiliencePipelineRegistry } from '../../../src/core/index.js';
+import { OptionsValidator, ResiliencePipelineRegistry } from '../../../src/core.entry.js';
 
 describe('ResiliencePipelineRegistry.knownPipelineNames', () => {
   it('lists the pipelines given, valid or not, those added by code and those built with createBuilder, once and sorted', () => {

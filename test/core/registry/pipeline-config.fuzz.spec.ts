@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { ResiliencePipelineRegistry, ResilienceValidationError, type PipelineConfig } from '../../../src/core/index.js';
+import { ResiliencePipelineRegistry, ResilienceValidationError, type PipelineConfig } from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { expectStartedOrOneValidationError, pipelines, prototypeFingerprint } from '../../utils/config.arbitraries.js';
 

@@ -8,7 +8,7 @@ import {
   ResilienceValidationError,
   TimeoutRejectedError,
   type PipelineConfig,
-} from '../../../src/core/index.js';
+} from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 
 function problems(config: unknown): { path: string; value?: unknown; rule: string }[] {

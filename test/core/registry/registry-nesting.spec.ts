@@ -5,7 +5,7 @@ import {
   ResiliencePipelineBuilder,
   ResiliencePipelineRegistry,
   ResilienceValidationError,
-} from '../../../src/core/index.js';
+} from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { RecordingListener } from '../../utils/recording.listener.js';
 import { deferred } from '../../utils/flaky.js';

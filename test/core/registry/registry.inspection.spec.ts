@@ -8,7 +8,7 @@ import {
   type CircuitBreakerStateStore,
   type RateLimiter,
   TokenBucketRateLimiter,
-} from '../../../src/core/index.js';
+} from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { deferred } from '../../utils/flaky.js';
 

@@ -12,7 +12,7 @@ import {
   type ConfigurePipeline,
   type RateLimiter,
   type ValidationIssue,
-} from '../../../src/core/index.js';
+} from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { deferred, isPending } from '../../utils/flaky.js';
 

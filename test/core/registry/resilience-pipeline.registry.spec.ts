@@ -9,7 +9,7 @@ import {
   ResiliencePipelineRegistry,
   ResilienceValidationError,
   UnknownPipelineError,
-} from '../../../src/core/index.js';
+} from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 
 const failing = (): never => {

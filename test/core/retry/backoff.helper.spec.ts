@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { clampDelay, computeBackoffDelay, MAX_TIMER_DELAY, type BackoffType } from '../../../src/core/index.js';
+import { clampDelay, computeBackoffDelay, MAX_TIMER_DELAY, type BackoffType } from '../../../src/core.entry.js';
 
 const backoffTypes: BackoffType[] = ['constant', 'linear', 'exponential'];
 

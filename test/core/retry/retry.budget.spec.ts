@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { ResiliencePipelineBuilder, RetryBudget } from '../../../src/core/index.js';
+import { ResiliencePipelineBuilder, RetryBudget } from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { RecordingListener } from '../../utils/recording.listener.js';
 

@@ -5,7 +5,7 @@ import {
   ResiliencePipelineBuilder,
   RetryBudget,
   type RetryStrategyOptions,
-} from '../../../src/core/index.js';
+} from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { failTimes, scripted } from '../../utils/flaky.js';
 import { RecordingListener } from '../../utils/recording.listener.js';

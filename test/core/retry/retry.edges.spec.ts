@@ -5,7 +5,7 @@ import {
   RetryBudget,
   TimeoutRejectedError,
   type OnRetryArguments,
-} from '../../../src/core/index.js';
+} from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { scripted } from '../../utils/flaky.js';
 import { RecordingListener } from '../../utils/recording.listener.js';

@@ -8,7 +8,7 @@ import {
   ResiliencePipelineBuilder,
   type OnRetryArguments,
   type RetryStrategyOptions,
-} from '../../../src/core/index.js';
+} from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { failTimes, isPending, networkError, scripted } from '../../utils/flaky.js';
 import { RecordingListener } from '../../utils/recording.listener.js';

@@ -10,7 +10,7 @@ import {
   type ResilienceEvent,
   type TelemetryListener,
   type TimerHandle,
-} from '../../../src/core/index.js';
+} from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 
 const source = { pipelineName: 'p', pipelineInstanceName: undefined, strategyName: undefined, strategyType: 'retry' };

@@ -5,7 +5,7 @@ import {
   ResilienceContext,
   StrategyTelemetry,
   type ResilienceEvent,
-} from '../../../src/core/index.js';
+} from '../../../src/core.entry.js';
 import { describeOutcome, errorType } from '../../../src/core/telemetry/outcome-description.util.js';
 
 const source = { pipelineName: 'orders', pipelineInstanceName: 'eu', strategyName: 'r', strategyType: 'retry' };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { getEventListeners } from 'node:events';
-import { abortReason, SystemTimeProvider, systemTimeProvider, TimeProvider } from '../../../src/core/index.js';
+import { abortReason, SystemTimeProvider, systemTimeProvider, TimeProvider } from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 
 describe('TimeProvider.delay', () => {

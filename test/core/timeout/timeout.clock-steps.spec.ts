@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { ResiliencePipelineBuilder, TimeoutRejectedError, type TimeoutMode } from '../../../src/core/index.js';
+import { ResiliencePipelineBuilder, TimeoutRejectedError, type TimeoutMode } from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 
 /** A fake clock whose reading can be stepped back (as a wall clock corrected by NTP), while its timers keep their delays. */

@@ -8,7 +8,7 @@ import {
   TimeoutRejectedError,
   type TimeoutMode,
   type TimeoutStrategyOptions,
-} from '../../../src/core/index.js';
+} from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { scripted } from '../../utils/flaky.js';
 

@@ -4,7 +4,7 @@ import {
   ResiliencePipelineBuilder,
   ResiliencePropertyKey,
   TimeoutRejectedError,
-} from '../../../src/core/index.js';
+} from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { RecordingListener } from '../../utils/recording.listener.js';
 

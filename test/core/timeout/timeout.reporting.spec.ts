@@ -5,7 +5,7 @@ import {
   TimeoutRejectedError,
   type OnTimeoutArguments,
   type TimeoutMode,
-} from '../../../src/core/index.js';
+} from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { RecordingListener } from '../../utils/recording.listener.js';
 

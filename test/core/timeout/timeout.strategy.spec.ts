@@ -5,7 +5,7 @@ import {
   TimeoutRejectedError,
   ResilienceContext,
   ResiliencePropertyKey,
-} from '../../../src/core/index.js';
+} from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { isPending, nextTurn } from '../../utils/flaky.js';
 import { RecordingListener } from '../../utils/recording.listener.js';

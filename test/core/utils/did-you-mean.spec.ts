@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { closestName, ResiliencePipelineRegistry, ResilienceValidationError } from '../../../src/core/index.js';
+import { closestName, ResiliencePipelineRegistry, ResilienceValidationError } from '../../../src/core.entry.js';
 
 describe('closestName (the "did you mean" of start-up errors)', () => {
   it.each<[string, string, string[], string | undefined]>([

@@ -7,7 +7,7 @@ import {
   type CircuitPolicy,
   type RateLimitLease,
   type RateLimiter,
-} from '../../../src/core/index.js';
+} from '../../../src/core.entry.js';
 
 const lease: RateLimitLease = { acquired: true, release: () => undefined };
 

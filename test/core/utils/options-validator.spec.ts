@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { MAX_TIMER_DELAY, OptionsValidator, ResilienceValidationError } from '../../../src/core/index.js';
+import { MAX_TIMER_DELAY, OptionsValidator, ResilienceValidationError } from '../../../src/core.entry.js';
 
 /** The rules `check` reports for `value` at path `x`, on a fresh validator. */
 function rules(check: (v: OptionsValidator) => unknown): string[] {

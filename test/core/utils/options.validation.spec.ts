@@ -3,7 +3,7 @@ import {
   ResiliencePipelineBuilder,
   type FallbackStrategyOptions,
   type RetryStrategyOptions,
-} from '../../../src/core/index.js';
+} from '../../../src/core.entry.js';
 
 const down = new Error('down');
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { ResilienceContext, RetryBudget, SlidingWindowRateLimiter } from '../../../src/core/index.js';
+import { ResilienceContext, RetryBudget, SlidingWindowRateLimiter } from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { STRATEGY_SECTIONS } from '../../../src/core/index.js';
+import { STRATEGY_SECTIONS } from '../../../src/core.entry.js';
 import { RESILIENCE_DECORATOR_ORDER } from '../../../src/nest/index.js';
 
 describe('the decorators follow the one composition order', () => {

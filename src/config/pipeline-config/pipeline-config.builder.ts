@@ -1,10 +1,13 @@
 import { STRATEGY_CATALOG, strategyCatalog, type StrategyCatalogLine } from '../catalog/strategy.catalog.js';
-import { strategyRegistration, type ResiliencePipelineBuilder } from '../pipeline/resilience-pipeline.builder.js';
-import type { StrategyConfigEnvironment } from '../resilience-strategy.interface.js';
-import type { OptionsValidator } from '../utils/options.validation.js';
+import { CONFIG_RULES } from '../config.messages.js';
+import {
+  strategyRegistration,
+  type OptionsValidator,
+  type ResiliencePipelineBuilder,
+  type StrategyConfigEnvironment,
+} from '../../core/index.js';
 import type { PipelineConfig, PipelineSection, StrategyConfig } from './pipeline-config.model.js';
 import type { PredicateRegistry } from './predicate.registry.js';
-import { RULES } from '../resilience.messages.js';
 
 /** What configuration is applied with. @internal */
 export interface PipelineConfigEnvironment {
@@ -44,17 +47,17 @@ export function applyPipelineConfig(
   v: OptionsValidator,
 ): void {
   if (typeof config !== 'object' || config === null || Array.isArray(config)) {
-    v.add('', config, RULES.sectionsObject);
+    v.add('', config, CONFIG_RULES.sectionsObject);
     return;
   }
   if (config.strategies !== undefined) {
     const others = configSections()
       .map((line) => line.name)
       .filter((s) => config[s as PipelineSection] !== undefined);
-    if (others.length) v.add('strategies', config.strategies, RULES.cannotCombine(others.join(', ')));
+    if (others.length) v.add('strategies', config.strategies, CONFIG_RULES.cannotCombine(others.join(', ')));
     v.knownKeys(config, ['strategies']);
     if (!Array.isArray(config.strategies)) {
-      v.add('strategies', config.strategies, RULES.array);
+      v.add('strategies', config.strategies, CONFIG_RULES.array);
       return;
     }
     (config.strategies as readonly StrategyConfig[]).forEach((entry, index) =>
@@ -73,7 +76,7 @@ export function applyPipelineConfig(
     } else if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
       addSection(builder, section, { ...(value as Record<string, unknown>) }, section.name, env, v, section.name);
     } else {
-      v.add(section.name, value, RULES.sectionValue(numberOption));
+      v.add(section.name, value, CONFIG_RULES.sectionValue(numberOption));
     }
   }
 }
@@ -86,14 +89,14 @@ function addListedStrategy(
   v: OptionsValidator,
 ): void {
   if (typeof entry !== 'object' || entry === null) {
-    v.add(label, entry, RULES.object);
+    v.add(label, entry, CONFIG_RULES.object);
     return;
   }
   const { type, ...data } = entry as StrategyConfig & Record<string, unknown>;
   const listed = listedSections();
   const section = listed.find((s) => s.name === type);
   if (!section) {
-    v.add(`${label}.type`, type, RULES.oneOf(listed.map((s) => `"${s.name}"`)));
+    v.add(`${label}.type`, type, CONFIG_RULES.oneOf(listed.map((s) => `"${s.name}"`)));
     return;
   }
   addSection(builder, section, data, label, env, v);

@@ -1,15 +1,17 @@
-import type { CircuitBreakerStateStore } from '../circuit-breaker/circuit-breaker-state-store.interface.js';
-import { CIRCUIT_CONTROL_SERVICE, CIRCUIT_STATE_STORE_SERVICE } from '../circuit-breaker/circuit-breaker.descriptor.js';
-import { CircuitBreakerManualControl } from '../circuit-breaker/circuit-breaker.manual-control.js';
-import type { RateLimiter } from '../rate-limiter/rate-limiter.model.js';
-import { limiterFromOptions, type RateLimiterStrategyOptions } from '../rate-limiter/rate-limiter.options.js';
 import {
-  DISTRIBUTED_LIMITS_SERVICE,
+  CIRCUIT_CONTROL_SERVICE,
+  CIRCUIT_STATE_STORE_SERVICE,
+  CircuitBreakerManualControl,
   SHARED_LIMITER_SERVICE,
+  type CircuitBreakerStateStore,
+  type RateLimiter,
+  type RateLimiterStrategyOptions,
   type SharedLimitSection,
-} from '../rate-limiter/rate-limiter.descriptor.js';
-import type { StrategyConfigEnvironment, StrategyServiceKey } from '../resilience-strategy.interface.js';
-import type { TimeProvider } from '../time/time.provider.js';
+  type StrategyConfigEnvironment,
+  type StrategyServiceKey,
+  type TimeProvider,
+} from '../../core/index.js';
+import { DISTRIBUTED_LIMITS_SERVICE, limiterFromOptions } from '../../core/internal.js';
 import type { InspectedLimiter } from './registry.inspection.js';
 
 /**

@@ -1,21 +1,27 @@
-import type { CircuitBreakerStateStore } from '../circuit-breaker/circuit-breaker-state-store.interface.js';
-import { InMemoryCircuitBreakerStateStore } from '../circuit-breaker/in-memory-circuit-breaker-state.store.js';
-import type { CircuitBreakerManualControl } from '../circuit-breaker/circuit-breaker.manual-control.js';
-import type { OutcomePredicate } from '../outcome.predicates.js';
-import type { RateLimiter } from '../rate-limiter/rate-limiter.model.js';
-import type { RateLimiterStrategyOptions } from '../rate-limiter/rate-limiter.options.js';
-import { ResiliencePipelineBuilder } from '../pipeline/resilience-pipeline.builder.js';
-import type { ResiliencePipeline } from '../pipeline/resilience.pipeline.js';
-import { ResilienceValidationError, UnknownPipelineError, type ValidationIssue } from '../resilience.errors.js';
-import type { TelemetryListener } from '../telemetry/resilience-event.model.js';
-import { systemTimeProvider, type TimeProvider } from '../time/time.provider.js';
-import { OptionsValidator } from '../utils/options.validation.js';
-import { coercePipelineConfig } from './config-value.coercion.js';
-import { applyPipelineConfig } from './pipeline-config.builder.js';
-import type { PipelineConfig, PipelineConfigData } from './pipeline-config.model.js';
-import { PredicateRegistry } from './predicate.registry.js';
-import { RULES } from '../resilience.messages.js';
-import type { SharedLimitSection } from '../rate-limiter/rate-limiter.descriptor.js';
+import {
+  InMemoryCircuitBreakerStateStore,
+  OptionsValidator,
+  ResiliencePipelineBuilder,
+  ResilienceValidationError,
+  systemTimeProvider,
+  UnknownPipelineError,
+  type CircuitBreakerManualControl,
+  type CircuitBreakerStateStore,
+  type OutcomePredicate,
+  type RateLimiter,
+  type RateLimiterStrategyOptions,
+  type ResiliencePipeline,
+  type SharedLimitSection,
+  type TelemetryListener,
+  type TimeProvider,
+  type ValidationIssue,
+} from '../../core/index.js';
+import { markReloadable, replacePipelineStrategies } from '../../core/internal.js';
+import { CONFIG_RULES } from '../config.messages.js';
+import { coercePipelineConfig } from '../pipeline-config/config-value.coercion.js';
+import { applyPipelineConfig } from '../pipeline-config/pipeline-config.builder.js';
+import type { PipelineConfig, PipelineConfigData } from '../pipeline-config/pipeline-config.model.js';
+import { PredicateRegistry } from '../pipeline-config/predicate.registry.js';
 import { PipelineSharedState } from './pipeline-shared.state.js';
 import {
   RegistryInspector,
@@ -115,7 +121,7 @@ export class ResiliencePipelineRegistry {
   addPipelines(pipelines: Readonly<Record<string, PipelineConfigData>>, collect?: OptionsValidator): void {
     const v = new OptionsValidator('');
     if (typeof pipelines !== 'object' || pipelines === null) {
-      v.add('pipelines', pipelines, RULES.pipelinesObject);
+      v.add('pipelines', pipelines, CONFIG_RULES.pipelinesObject);
       if (collect) collect.addIssues(v.problems);
       else v.throwIfInvalid('Invalid resilience configuration');
       return;
@@ -126,7 +132,7 @@ export class ResiliencePipelineRegistry {
     for (const [name, config] of configs) {
       const own = new OptionsValidator('');
       if (this.entries.has(name) || this.invalid.has(name))
-        own.add(`pipelines.${name}`, '(exists)', RULES.alreadyRegistered);
+        own.add(`pipelines.${name}`, '(exists)', CONFIG_RULES.alreadyRegistered);
       else this.buildFromConfig(name, undefined, config, own);
       if (!own.isValid) failed.set(name, own.problems);
       v.addIssues(own.problems);
@@ -182,7 +188,7 @@ export class ResiliencePipelineRegistry {
     let entry = this.entries.get(name);
     if (!entry) {
       entry = { configure: configure as ConfigurePipeline<unknown>, instances: new Map() };
-      const first = this.buildEntry(name, entry, key)._markReloadable(); // validates before registering
+      const first = markReloadable(this.buildEntry(name, entry, key)); // validates before registering
       this.entries.set(name, entry);
       entry.instances.set(key ?? '', first);
       return first;
@@ -214,7 +220,7 @@ export class ResiliencePipelineRegistry {
     entry.config = config;
     entry.configure = undefined;
     const old: ResiliencePipeline<unknown>[] = [];
-    for (const [key, handle] of entry.instances) old.push(handle._adopt(rebuilt.get(key)!));
+    for (const [key, handle] of entry.instances) old.push(replacePipelineStrategies(handle, rebuilt.get(key)!));
     await Promise.all(old.map((p) => p.dispose()));
   }
 
@@ -366,7 +372,7 @@ export class ResiliencePipelineRegistry {
   private instance(name: string, entry: Entry, key: string | undefined): ResiliencePipeline<unknown> {
     let pipeline = entry.instances.get(key ?? '');
     if (!pipeline) {
-      pipeline = this.buildEntry(name, entry, key)._markReloadable();
+      pipeline = markReloadable(this.buildEntry(name, entry, key));
       entry.instances.set(key ?? '', pipeline);
     }
     return pipeline;

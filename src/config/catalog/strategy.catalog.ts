@@ -1,17 +1,18 @@
-import { chaosFaultStrategy, chaosLatencyStrategy } from '../chaos/chaos.descriptors.js';
-import { circuitBreakerStrategy } from '../circuit-breaker/circuit-breaker.descriptor.js';
-import { concurrencyLimiterStrategy } from '../concurrency-limiter/concurrency-limiter.descriptor.js';
-import { fallbackStrategy } from '../fallback/fallback.descriptor.js';
-import { hedgingStrategy } from '../hedging/hedging.descriptor.js';
-import { rateLimiterStrategy } from '../rate-limiter/rate-limiter.descriptor.js';
-import type {
-  AnyStrategyDefinition,
-  StrategyDefinition,
-  StrategySectionDefinition,
-} from '../resilience-strategy.interface.js';
-import { retryStrategy } from '../retry/retry.descriptor.js';
-import { timeoutStrategy } from '../timeout/timeout.descriptor.js';
-import { RULES } from '../resilience.messages.js';
+import {
+  chaosFaultStrategy,
+  chaosLatencyStrategy,
+  circuitBreakerStrategy,
+  concurrencyLimiterStrategy,
+  fallbackStrategy,
+  hedgingStrategy,
+  rateLimiterStrategy,
+  retryStrategy,
+  timeoutStrategy,
+  type AnyStrategyDefinition,
+  type StrategyDefinition,
+  type StrategySectionDefinition,
+} from '../../core/index.js';
+import { CONFIG_RULES } from '../config.messages.js';
 
 /**
  * One line of the strategy catalog: a configuration section and the strategy it adds, or a slot for a
@@ -47,7 +48,7 @@ export function catalogLine<N extends string, C extends Record<string, unknown>>
   descriptor: AnyStrategyDefinition & { readonly sections?: { readonly [S in keyof C]: { readonly __config?: C[S] } } },
 ): StrategyCatalogLine<N, C[N]> {
   const definition = (descriptor.sections as Record<string, StrategySectionDefinition<object>> | undefined)?.[name];
-  if (!definition) throw new Error(RULES.noSectionInDescriptor(descriptor.type, name));
+  if (!definition) throw new Error(CONFIG_RULES.noSectionInDescriptor(descriptor.type, name));
   return {
     name,
     type: definition.type ?? descriptor.type,
@@ -115,11 +116,11 @@ export function registerStrategy<N extends string, C extends Record<string, unkn
   descriptor: AnyStrategyDefinition & { readonly sections?: { readonly [S in keyof C]: { readonly __config?: C[S] } } },
   position: CatalogPosition = {},
 ): StrategyCatalogLine<N, C[N]> {
-  if (catalog.some((line) => line.name === name)) throw new Error(RULES.sectionTaken(name));
+  if (catalog.some((line) => line.name === name)) throw new Error(CONFIG_RULES.sectionTaken(name));
   const line = catalogLine<N, C>(name, descriptor);
   const anchor = position.before ?? position.after;
   const at = anchor === undefined ? -1 : catalog.findIndex((l) => l.name === anchor);
-  if (anchor !== undefined && at < 0) throw new Error(RULES.noCatalogLine(anchor));
+  if (anchor !== undefined && at < 0) throw new Error(CONFIG_RULES.noCatalogLine(anchor));
   const index = at < 0 ? catalog.length : position.before !== undefined ? at : at + 1;
   catalog = [...catalog.slice(0, index), line, ...catalog.slice(index)];
   return line;

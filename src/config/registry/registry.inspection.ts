@@ -1,15 +1,15 @@
-import type { CircuitPort } from '../circuit-breaker/circuit-breaker.strategy.js';
-import type {
-  CircuitBreakerKind,
-  CircuitPolicy,
-  CircuitSnapshot,
-  CircuitState,
-} from '../circuit-breaker/circuit-state.model.js';
-import type { ResiliencePipeline } from '../pipeline/resilience.pipeline.js';
-import { ConcurrencyLimiter } from '../rate-limiter/limiters/concurrency.limiter.js';
-import type { RateLimiter } from '../rate-limiter/rate-limiter.model.js';
-import type { RateLimiterStrategyOptions } from '../rate-limiter/rate-limiter.options.js';
-import type { TimeProvider } from '../time/time.provider.js';
+import {
+  ConcurrencyLimiter,
+  type CircuitBreakerKind,
+  type CircuitPolicy,
+  type CircuitPort,
+  type CircuitSnapshot,
+  type CircuitState,
+  type RateLimiter,
+  type RateLimiterStrategyOptions,
+  type ResiliencePipeline,
+  type TimeProvider,
+} from '../../core/index.js';
 
 /**
  * One circuit as its store holds it now: who owns it, its state, the figures of its window and when it

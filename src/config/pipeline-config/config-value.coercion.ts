@@ -1,5 +1,5 @@
 import type { StrategyCatalogLine } from '../catalog/strategy.catalog.js';
-import type { OptionSpec } from '../strategy/options.schema.js';
+import type { OptionSpec } from '../../core/index.js';
 import { configSections } from './pipeline-config.builder.js';
 import type { PipelineConfig, PipelineConfigData } from './pipeline-config.model.js';
 

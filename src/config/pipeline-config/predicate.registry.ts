@@ -1,8 +1,15 @@
-import { handleHttpFailure, handleRetryableHttpFailure, handleTransientHttp } from '../http/http.predicates.js';
-import { anyOf, handleAllErrors, handleTransientNetworkErrors, type OutcomePredicate } from '../outcome.predicates.js';
-import { isTimeoutRejectedError } from '../resilience.errors.js';
-import type { OptionsValidator } from '../utils/options.validation.js';
-import { RULES } from '../resilience.messages.js';
+import {
+  anyOf,
+  handleAllErrors,
+  handleHttpFailure,
+  handleRetryableHttpFailure,
+  handleTransientHttp,
+  handleTransientNetworkErrors,
+  isTimeoutRejectedError,
+  type OptionsValidator,
+  type OutcomePredicate,
+} from '../../core/index.js';
+import { CONFIG_RULES } from '../config.messages.js';
 
 /** The predicates every registry knows by name. @publicApi */
 export const BUILT_IN_PREDICATES: Readonly<Record<string, OutcomePredicate<unknown>>> = {
@@ -41,14 +48,14 @@ export class PredicateRegistry {
     const names =
       typeof reference === 'string' ? [reference] : Array.isArray(reference) ? (reference as unknown[]) : undefined;
     if (!names || names.length === 0 || names.some((n) => typeof n !== 'string')) {
-      v.add(path, reference, RULES.predicateReference);
+      v.add(path, reference, CONFIG_RULES.predicateReference);
       return undefined;
     }
     const resolved: OutcomePredicate<unknown>[] = [];
     for (const name of names as string[]) {
       const predicate = this.predicates.get(name);
       if (predicate) resolved.push(predicate);
-      else v.add(path, name, RULES.unknownPredicate(name, this.names));
+      else v.add(path, name, CONFIG_RULES.unknownPredicate(name, this.names));
     }
     if (resolved.length !== names.length) return undefined;
     return resolved.length === 1 ? resolved[0] : anyOf(...resolved);

@@ -1,14 +1,17 @@
-import type { ChaosFaultConfig, ChaosLatencyConfig } from '../chaos/chaos.descriptors.js';
-import type { CircuitBreakerConfig } from '../circuit-breaker/circuit-breaker.descriptor.js';
-import type { ConcurrencyLimiterConfig } from '../concurrency-limiter/concurrency-limiter.descriptor.js';
-import type { FallbackConfig } from '../fallback/fallback.descriptor.js';
-import type { HedgingConfig } from '../hedging/hedging.descriptor.js';
+import type {
+  ChaosFaultConfig,
+  ChaosLatencyConfig,
+  CircuitBreakerConfig,
+  ConcurrencyLimiterConfig,
+  FallbackConfig,
+  HedgingConfig,
+  RateLimiterConfig,
+  RetryConfig,
+  TimeoutConfig,
+} from '../../core/index.js';
 import type { STRATEGY_CATALOG } from '../catalog/strategy.catalog.js';
-import type { RateLimiterConfig } from '../rate-limiter/rate-limiter.descriptor.js';
-import type { RetryConfig } from '../retry/retry.descriptor.js';
-import type { TimeoutConfig } from '../timeout/timeout.descriptor.js';
 
-export type { PredicateReference } from '../outcome.predicates.js';
+export type { PredicateReference } from '../../core/index.js';
 export type {
   ChaosFaultConfig,
   ChaosLatencyConfig,
