@@ -8,7 +8,7 @@ import { createServer } from 'node:net';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { lastValueFrom, type Observable } from 'rxjs';
-import { ResiliencePipelineRegistry } from '../src/core/index.js';
+import { ResiliencePipelineRegistry } from '../src/core.entry.js';
 import { ResilientClients, RPC_PREDICATES } from '../src/nest/rpc/index.js';
 
 /**

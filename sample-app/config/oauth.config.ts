@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { OptionsValidator } from '../../src/core/index.js';
+import { OptionsValidator } from '../../src/core.entry.js';
 import type { ClientAuthenticationMethod, ClientPrivateJwk } from '../../src/oauth/index.js';
 
 /**
