@@ -23,6 +23,7 @@ import {
   describeResilienceEvent,
   OptionsValidator,
   ResiliencePropertyKey,
+  systemTimeProvider,
   type CircuitState,
   type ResilienceContext,
   type ResilienceEvent,
@@ -165,7 +166,7 @@ export class OpenTelemetryListener implements TelemetryListener {
   private instruments: Instruments | undefined;
   /** Metrics through the global meter provider, none registered yet: look it up later. */
   private awaitingMeter = false;
-  /** While `awaitingMeter`: when (`Date.now()`) an event may look the global provider up again. */
+  /** While `awaitingMeter`: when (on the system clock) an event may look the global provider up again. */
   private nextMeterLookup = 0;
   private readonly tracer: Tracer | undefined;
   private gauge: ObservableGauge | undefined;
@@ -260,7 +261,7 @@ export class OpenTelemetryListener implements TelemetryListener {
    */
   private meterLookup(): Instruments | undefined {
     if (!this.awaitingMeter) return undefined;
-    const now = Date.now();
+    const now = systemTimeProvider.now();
     if (now < this.nextMeterLookup) return undefined;
     this.nextMeterLookup = now + METER_LOOKUP_INTERVAL;
     return this.lookUpGlobalMeter();
@@ -494,7 +495,7 @@ export class OpenTelemetryListener implements TelemetryListener {
     resourceMetrics: { resource: unknown; scopeMetrics: { scope: { name: string }; metrics: ProducedMetric[] }[] };
     errors: unknown[];
   }> {
-    const now = Date.now();
+    const now = systemTimeProvider.now();
     const metrics = this.local
       ? this.local.collect(
           {

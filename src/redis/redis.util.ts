@@ -1,18 +1,20 @@
+import { systemTimeProvider, type TimeProvider } from '../core/index.js';
+
 /** The longest a call waits for Redis unless told otherwise, in ms. @internal */
 export const DEFAULT_OPERATION_TIMEOUT = 100;
 
-/** Settles like `promise`, or rejects after `ms` milliseconds without an answer. @internal */
-export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+/** Settles like `promise`, or rejects after `ms` milliseconds (on `time`) without an answer. @internal */
+export function withTimeout<T>(promise: Promise<T>, ms: number, time: TimeProvider = systemTimeProvider): Promise<T> {
   if (!(ms > 0) || !Number.isFinite(ms)) return promise;
   return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    const timer = time.setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
     promise.then(
       (value) => {
-        clearTimeout(timer);
+        time.clearTimeout(timer);
         resolve(value);
       },
       (error: unknown) => {
-        clearTimeout(timer);
+        time.clearTimeout(timer);
         reject(error);
       },
     );

@@ -5,11 +5,13 @@ import {
   handleRetryableHttpFailure,
   HTTP_REQUEST_INFO,
   OptionsValidator,
+  systemTimeProvider,
   type CircuitBreakerConfig,
   type HttpRequestInfo,
   type RateLimiterConfig,
   type RetryConfig,
   type TimeoutConfig,
+  type TimeProvider,
 } from '../../core/index.js';
 import { type ConfigData, type PipelineConfig } from '../../config/index.js';
 import { coerceStandardPipelineOptions } from '../standard-pipeline.options.js';
@@ -136,8 +138,8 @@ export function retryAfterOf(value: unknown, now: number): number | undefined {
  *
  * @internal
  */
-export function exposeRetryAfter(error: unknown): number | undefined {
-  const retryAfter = retryAfterOf(error, Date.now());
+export function exposeRetryAfter(error: unknown, time: TimeProvider = systemTimeProvider): number | undefined {
+  const retryAfter = retryAfterOf(error, time.now());
   if (retryAfter !== undefined && typeof error === 'object' && error !== null) {
     (error as { retryAfter?: number }).retryAfter = retryAfter;
     return retryAfter;

@@ -7,7 +7,7 @@ import {
   type TimerHandle,
 } from '../../core/index.js';
 import { type PipelineConfig, type ResiliencePipelineRegistry, type StrategyConfig } from '../../config/index.js';
-import { currentResilienceContext } from '../index.js';
+import { currentResilienceContext } from '../execution/resilience-context.storage.js';
 import type { ResilientClientSettings, ResilientPatternOptions } from './resilient-client.options.js';
 import { RPC_CALL_INFO, type RemoteRpcErrorPredicate, type RpcCallInfo } from './rpc.predicates.js';
 
