@@ -117,11 +117,6 @@ export {
 } from './resilience-strategy.interface.js';
 
 export {
-  DEFAULT_RETRY_BACKOFF_TYPE,
-  DEFAULT_RETRY_DELAY,
-  DEFAULT_RETRY_MAX_ATTEMPTS,
-  computeBackoffDelay,
-  clampDelay,
   type BackoffOptions,
   type BackoffState,
   type BackoffType,
@@ -160,16 +155,6 @@ export {
   circuitBreakerRegistration,
   circuitBreakerStrategy,
   CircuitBreakerStateProvider,
-  DEFAULT_BREAK_DURATION,
-  DEFAULT_CIRCUIT_BREAKER_KIND,
-  DEFAULT_FAILURE_RATIO,
-  DEFAULT_FAILURE_THRESHOLD,
-  DEFAULT_MAX_HALF_OPEN_WAIT,
-  DEFAULT_MINIMUM_THROUGHPUT,
-  DEFAULT_PERMITTED_CALLS_IN_HALF_OPEN,
-  DEFAULT_SAMPLING_DURATION,
-  DEFAULT_SLOW_CALL_DURATION,
-  DEFAULT_WINDOW_SIZE,
   defaultCircuitKey,
   InMemoryCircuitBreakerStateStore,
   MAX_WINDOW_SIZE,
@@ -209,7 +194,6 @@ export {
   parseRetryAfter,
   type HttpRequestInfo,
 } from './http/http.predicates.js';
-export { closestName } from './utils/did-you-mean.util.js';
 export {
   concurrencyLimiterRegistration,
   concurrencyLimiterStrategy,

@@ -9,4 +9,4 @@ export { DISTRIBUTED_LIMITS_SERVICE } from './rate-limiter/rate-limiter.descript
 export { limiterFromOptions } from './rate-limiter/rate-limiter.options.js';
 export { RULES as ENGINE_RULES } from './resilience.messages.js';
 export { describeOutcome, errorType } from './telemetry/outcome-description.util.js';
-export { knownNames } from './utils/did-you-mean.util.js';
+export { closestName, knownNames } from './utils/did-you-mean.util.js';

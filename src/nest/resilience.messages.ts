@@ -1,4 +1,4 @@
-import { closestName } from '../core/index.js';
+import { closestName } from '../core/internal.js';
 
 /** `rule (did you mean "x"?)`, or the rule alone when no candidate is close. */
 function withHint(rule: string, name: string, candidates: Iterable<string>): string {

@@ -26,6 +26,7 @@ export const OPTIONAL_PEERS = [
 export const ENTRY_PEERS: Record<string, string[]> = {
   '.': NEST_PEERS,
   './core': [],
+  './config': [],
   './testing': [],
   './nest': NEST_PEERS,
   './http': [...NEST_PEERS, '@nestjs/axios', 'axios'],

@@ -1,6 +1,6 @@
 import { Transport, type ClientOptions } from '@nestjs/microservices';
+import { closestName } from '../../core/internal.js';
 import {
-  closestName,
   OptionsValidator,
   ResilienceValidationError,
   type OutcomePredicate,

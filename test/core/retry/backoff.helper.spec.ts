@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { clampDelay, computeBackoffDelay, MAX_TIMER_DELAY, type BackoffType } from '../../../src/core.entry.js';
+import { clampDelay, computeBackoffDelay } from '../../../src/core/retry/backoff.helper.js';
+import { MAX_TIMER_DELAY, type BackoffType } from '../../../src/core.entry.js';
 
 const backoffTypes: BackoffType[] = ['constant', 'linear', 'exponential'];
 

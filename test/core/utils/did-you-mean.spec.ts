@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { closestName, ResiliencePipelineRegistry, ResilienceValidationError } from '../../../src/core.entry.js';
+import { ResiliencePipelineRegistry, ResilienceValidationError } from '../../../src/core.entry.js';
+import { closestName } from '../../../src/core/utils/did-you-mean.util.js';
 
 describe('closestName (the "did you mean" of start-up errors)', () => {
   it.each<[string, string, string[], string | undefined]>([
