@@ -215,6 +215,8 @@ export {
   chaosLatencyStrategy,
   chaosOutcomeStrategy,
   chaosBehaviorStrategy,
+  type DurationRule,
+  type NumberRule,
   type OptionKind,
   type OptionSpec,
   type OptionsSchema,

@@ -86,6 +86,8 @@ export {
   option,
   optionKeys,
   validateOptions,
+  type DurationRule,
+  type NumberRule,
   type OptionKind,
   type OptionSpec,
   type OptionsSchema,

@@ -92,7 +92,9 @@ export type StrategySectionName = (typeof STRATEGY_CATALOG)[number]['name'];
 
 /** Where `registerStrategy` puts a line: before or after a line of the catalog (default: innermost). @publicApi */
 export interface CatalogPosition {
+  /** The line the new one goes right before (outside of it). */
   readonly before?: string;
+  /** The line the new one goes right after (inside of it). */
   readonly after?: string;
 }
 

@@ -51,13 +51,11 @@ export interface PipelineConfig extends CatalogSections {
   strategies?: readonly StrategyConfig[];
 }
 
-/** The object form of a section's data (a bare number is the section's shorthand). */
-type ObjectForm<C> = Extract<C, object>;
-
 /** One entry of `PipelineConfig.strategies`: a section's data, in object form, with its name as `type`. @publicApi */
 export type StrategyConfig = {
-  [S in Exclude<keyof PipelineConfig, 'strategies' | 'totalTimeout'>]-?: { type: S } & ObjectForm<
-    NonNullable<PipelineConfig[S]>
+  [S in Exclude<keyof PipelineConfig, 'strategies' | 'totalTimeout'>]-?: { type: S } & Extract<
+    NonNullable<PipelineConfig[S]>,
+    object
   >;
 }[Exclude<keyof PipelineConfig, 'strategies' | 'totalTimeout'>];
 

@@ -4,9 +4,13 @@ import { concurrencyLimiterStrategy } from './concurrency-limiter.descriptor.js'
 
 /** The options of `addConcurrencyLimiter`. @publicApi */
 export interface ConcurrencyLimiterStrategyOptions {
+  /** Calls that run at once. */
   permitLimit: number;
+  /** Calls that wait in FIFO order for a permit. Default 0. */
   queueLimit?: number;
+  /** Names the strategy in telemetry and validation messages. */
   name?: string;
+  /** Runs when a call is rejected. */
   onRejected?: RateLimiterStrategyOptions['onRejected'];
 }
 

@@ -30,8 +30,16 @@ export interface OptionSpec {
  */
 export type OptionsSchema<T> = { readonly [K in keyof Required<T>]: OptionSpec };
 
-type NumberRule = { min?: number; max?: number; integer?: boolean; allowInfinity?: boolean; exclusiveMin?: boolean };
-type DurationRule = { min?: number; exclusiveMin?: boolean; max?: number };
+/** The rule of a number option. @publicApi */
+export type NumberRule = {
+  min?: number;
+  max?: number;
+  integer?: boolean;
+  allowInfinity?: boolean;
+  exclusiveMin?: boolean;
+};
+/** The rule of a duration option. @publicApi */
+export type DurationRule = { min?: number; exclusiveMin?: boolean; max?: number };
 
 /**
  * The option kinds a strategy's schema is written with:

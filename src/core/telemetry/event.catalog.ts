@@ -9,8 +9,11 @@ import type { ResilienceEventMap, ResilienceEventSeverity } from './resilience-e
  * @publicApi
  */
 export interface EventFact {
+  /** Its name in log lines and the dashboard (`attempt`). */
   readonly label?: string;
+  /** Its OpenTelemetry attribute (`attempt.number`). */
   readonly attribute?: string;
+  /** The figure. */
   readonly value: string | number | boolean;
   /** `ms`: a duration in milliseconds (log lines print it rounded, with the unit). */
   readonly unit?: 'ms';

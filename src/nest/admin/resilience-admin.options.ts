@@ -1,6 +1,7 @@
 import type { CanActivate, ModuleMetadata, Type } from '@nestjs/common';
 import { OptionsValidator } from '../../core/index.js';
 import type { ResilienceEventStreamOptions } from './resilience-event.stream.js';
+import { NEST_RULES } from '../resilience.messages.js';
 
 /** Options of `ResilienceAdminModule.forRoot`: where it is served, its guards and its event stream. @publicApi */
 export interface ResilienceAdminOptions {
@@ -108,7 +109,7 @@ const KEYS = ['path', 'guards', 'unprotected', 'control', 'dashboard', 'imports'
 export function resolveAdminOptions(o: ResilienceAdminOptions): ResolvedAdminOptions {
   const v = new OptionsValidator('admin');
   if (typeof o !== 'object' || o === null) {
-    v.add('', o, 'must be an object').throwIfInvalid('Invalid resilience admin options');
+    v.add('', o, NEST_RULES.object).throwIfInvalid('Invalid resilience admin options');
   }
   v.knownKeys(o, KEYS)
     .string('path', o.path)
@@ -117,20 +118,20 @@ export function resolveAdminOptions(o: ResilienceAdminOptions): ResolvedAdminOpt
     .duration('heartbeatInterval', o.heartbeatInterval, { min: 1 });
   const actionGroups = resolveDashboard(v, o.dashboard);
   const signInUrl = dashboardSignInUrl(v, o.dashboard);
-  if (o.guards !== undefined && !Array.isArray(o.guards)) v.add('guards', o.guards, 'must be an array of guards');
+  if (o.guards !== undefined && !Array.isArray(o.guards)) v.add('guards', o.guards, NEST_RULES.guards);
   const guards = Array.isArray(o.guards) ? o.guards : [];
   guards.forEach((g: unknown, i) => {
     const ok =
       typeof g === 'function' ||
       (typeof g === 'object' && g !== null && typeof (g as Partial<CanActivate>).canActivate === 'function');
-    if (!ok) v.add(`guards[${i}]`, g, 'must be a guard class or instance');
+    if (!ok) v.add(`guards[${i}]`, g, NEST_RULES.guard);
   });
   if (guards.length === 0 && o.unprotected !== true) {
-    v.add('guards', o.guards, 'must list at least one guard (or set unprotected: true to serve the API without one)');
+    v.add('guards', o.guards, NEST_RULES.needsGuard);
   }
   const events = o.events;
   if (events !== undefined) {
-    if (typeof events !== 'object' || events === null) v.add('events', events, 'must be an object');
+    if (typeof events !== 'object' || events === null) v.add('events', events, NEST_RULES.object);
     else {
       v.child('events')
         .knownKeys(events, ['bufferSize', 'recentEvents', 'events', 'now'])
@@ -155,8 +156,7 @@ const ACTION_KEYS = ['group', 'label', 'method', 'url', 'body', 'stateUrl', 'act
 const DEFAULT_GROUP = 'Actions';
 /** A path on the same origin: one leading slash (not `//host` or `/\\host`), no backslash or whitespace. */
 const SAME_ORIGIN_PATH = /^\/(?![/\\])[^\s\\]*$/;
-const SAME_ORIGIN_RULE =
-  'must be a path on the same origin, starting with a single "/" (no scheme, host or whitespace)';
+const SAME_ORIGIN_RULE = NEST_RULES.sameOriginPath;
 
 function dashboardSignInUrl(v: OptionsValidator, dashboard: unknown): string | undefined {
   if (typeof dashboard !== 'object' || dashboard === null) return undefined;
@@ -172,7 +172,7 @@ function dashboardSignInUrl(v: OptionsValidator, dashboard: unknown): string | u
 function resolveDashboard(v: OptionsValidator, dashboard: unknown): ResolvedDashboardGroup[] {
   if (dashboard === undefined || typeof dashboard === 'boolean') return [];
   if (typeof dashboard !== 'object' || dashboard === null || Array.isArray(dashboard)) {
-    v.add('dashboard', dashboard, 'must be a boolean or the dashboard options ({ actions })');
+    v.add('dashboard', dashboard, NEST_RULES.dashboardOption);
     return [];
   }
   const d = v.child('dashboard');
@@ -180,7 +180,7 @@ function resolveDashboard(v: OptionsValidator, dashboard: unknown): ResolvedDash
   const actions = (dashboard as ResilienceDashboardOptions).actions;
   if (actions === undefined) return [];
   if (!Array.isArray(actions)) {
-    d.add('actions', actions, 'must be an array of actions');
+    d.add('actions', actions, NEST_RULES.actions);
     return [];
   }
   const groups = new Map<
@@ -190,7 +190,7 @@ function resolveDashboard(v: OptionsValidator, dashboard: unknown): ResolvedDash
   (actions as unknown[]).forEach((raw, i) => {
     const a = d.child(`actions[${i}]`);
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-      d.add(`actions[${i}]`, raw, 'must be an action: { group, label, method, url, body }');
+      d.add(`actions[${i}]`, raw, NEST_RULES.action);
       return;
     }
     const action = raw as DashboardAction;
@@ -201,13 +201,9 @@ function resolveDashboard(v: OptionsValidator, dashboard: unknown): ResolvedDash
     if (action.stateUrl !== undefined) sameOriginPath(a, 'stateUrl', action.stateUrl);
     const method = action.method ?? 'POST';
     if (action.body !== undefined) {
-      if (method === 'GET') a.add('body', action.body, 'must not be given with method GET');
+      if (method === 'GET') a.add('body', action.body, NEST_RULES.notWithGet);
       else if (!isJsonData(action.body, 0)) {
-        a.add(
-          'body',
-          action.body,
-          'must be plain JSON data (objects, arrays, strings, finite numbers, booleans, null)',
-        );
+        a.add('body', action.body, NEST_RULES.plainJson);
       }
     }
     if (action.activeWhen !== undefined) {
@@ -216,7 +212,7 @@ function resolveDashboard(v: OptionsValidator, dashboard: unknown): ResolvedDash
         action.activeWhen !== null &&
         !Array.isArray(action.activeWhen) &&
         Object.values(action.activeWhen).every((x) => x === null || ['string', 'number', 'boolean'].includes(typeof x));
-      if (!ok) a.add('activeWhen', action.activeWhen, 'must be an object of strings, numbers, booleans or null');
+      if (!ok) a.add('activeWhen', action.activeWhen, NEST_RULES.scalarObject);
     }
     const name = typeof action.group === 'string' && action.group !== '' ? action.group : DEFAULT_GROUP;
     const group = groups.get(name) ?? { name, actions: [] };

@@ -1,4 +1,5 @@
 import type { OptionsValidator } from '../../core/index.js';
+import { NEST_RULES } from '../resilience.messages.js';
 
 /** One endpoint of a group: its base URL (scheme, host, port and an optional path prefix). @publicApi */
 export interface HedgingEndpoint {
@@ -123,32 +124,32 @@ function toRoutedEndpoint(endpoint: string | HedgingEndpoint): RoutedEndpoint {
 /** Checks a routing: at least one group, each with endpoints, absolute http(s) URLs, positive weights. @internal */
 export function validateEndpointRouting(parent: OptionsValidator, key: string, routing: unknown): void {
   if (typeof routing !== 'object' || routing === null) {
-    parent.add(key, routing, 'must be an object with groups');
+    parent.add(key, routing, NEST_RULES.objectWithGroups);
     return;
   }
   const v = parent.child(key);
   const r = routing as Partial<EndpointRouting>;
   v.knownKeys(r, ['kind', 'groups']).oneOf('kind', r.kind, ['ordered', 'weighted']);
   if (!Array.isArray(r.groups) || r.groups.length === 0) {
-    v.add('groups', r.groups, 'must be a non-empty array of endpoint groups');
+    v.add('groups', r.groups, NEST_RULES.endpointGroups);
     return;
   }
   r.groups.forEach((group: Partial<EndpointGroup>, i) => {
     if (typeof group !== 'object' || group === null) {
-      v.add(`groups[${i}]`, group, 'must be an object with endpoints');
+      v.add(`groups[${i}]`, group, NEST_RULES.objectWithEndpoints);
       return;
     }
     const gv = v.child(`groups[${i}]`);
     gv.knownKeys(group, ['endpoints', 'weight']).number('weight', group.weight, { min: 0, exclusiveMin: true });
     if (!Array.isArray(group.endpoints) || group.endpoints.length === 0) {
-      gv.add('endpoints', group.endpoints, 'must be a non-empty array of endpoints');
+      gv.add('endpoints', group.endpoints, NEST_RULES.endpoints);
       return;
     }
     group.endpoints.forEach((endpoint: string | Partial<HedgingEndpoint>, j) => {
       const path = `endpoints[${j}]`;
       const spec = typeof endpoint === 'string' ? { url: endpoint } : endpoint;
       if (typeof spec !== 'object' || spec === null) {
-        gv.add(path, endpoint, 'must be a URL or { url, weight }');
+        gv.add(path, endpoint, NEST_RULES.endpoint);
         return;
       }
       if (typeof endpoint === 'string') {
@@ -162,7 +163,7 @@ export function validateEndpointRouting(parent: OptionsValidator, key: string, r
   });
 }
 
-const RULE_HTTP_URL = 'must be an absolute http(s) URL';
+const RULE_HTTP_URL = NEST_RULES.absoluteHttpUrl;
 
 function isHttpUrl(value: unknown): boolean {
   if (typeof value !== 'string') return false;

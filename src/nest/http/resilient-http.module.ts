@@ -25,6 +25,7 @@ import {
   standardHttpPipeline,
   type StandardHttpPipelineOptions,
 } from './standard-http-pipeline.js';
+import { NEST_RULES } from '../resilience.messages.js';
 
 /** Options of `ResilientHttpModule.register`: axios defaults plus the client's name and pipeline. @publicApi */
 export interface ResilientHttpModuleOptions extends AxiosRequestConfig {
@@ -186,11 +187,11 @@ function createClients(
     const name = names[i];
     const path = `ResilientHttpModule "${name}"`;
     const cv = v.child(path);
-    if (typeof name !== 'string' || name.length === 0) cv.add('name', name, 'must be a non-empty string');
-    if (seen.has(name)) cv.add('name', name, 'is registered twice in this module');
+    if (typeof name !== 'string' || name.length === 0) cv.add('name', name, NEST_RULES.nonEmptyString);
+    if (seen.has(name)) cv.add('name', name, NEST_RULES.registeredTwice);
     seen.add(name);
     if (typeof options !== 'object' || options === null) {
-      v.add(path, options, 'must be an options object (the factory returned nothing usable)');
+      v.add(path, options, NEST_RULES.factoryOptions);
       return;
     }
     if (isAsync(specs[i]) && options.name !== undefined && options.name !== name) {
@@ -225,8 +226,7 @@ function validateClient(
   const axiosConfig = { ...axiosOptions } as AxiosRequestConfig & { name?: string };
   delete axiosConfig.name;
   v.boolean('perAuthority', options.perAuthority).boolean('idempotent', options.idempotent);
-  if (!Array.isArray(failureStatusCodes))
-    v.add('failureStatusCodes', failureStatusCodes, 'must be an array of statuses');
+  if (!Array.isArray(failureStatusCodes)) v.add('failureStatusCodes', failureStatusCodes, NEST_RULES.statuses);
   else {
     failureStatusCodes.forEach((status, j) =>
       v.number(`failureStatusCodes[${j}]`, status, { min: 400, max: 599, integer: true }),
@@ -234,18 +234,16 @@ function validateClient(
   }
   v.duration('timeout', axiosConfig.timeout);
   if (axiosConfig.baseURL !== undefined && !isAbsoluteUrl(axiosConfig.baseURL)) {
-    v.add('baseURL', axiosConfig.baseURL, 'must be an absolute URL');
+    v.add('baseURL', axiosConfig.baseURL, NEST_RULES.absoluteUrl);
   }
   if (pipeline !== undefined && typeof pipeline !== 'string' && (typeof pipeline !== 'object' || pipeline === null)) {
-    v.add('pipeline', pipeline, 'must be a pipeline name or standard pipeline options');
+    v.add('pipeline', pipeline, NEST_RULES.pipelineNameOrOptions);
   }
   if (hedging !== undefined) {
-    if (pipeline !== undefined)
-      v.add('pipeline', pipeline, 'must not be set with hedging (the handler is the pipeline)');
+    if (pipeline !== undefined) v.add('pipeline', pipeline, NEST_RULES.notWithHedgingHandler);
     if (options.perAuthority !== undefined)
-      v.add('perAuthority', options.perAuthority, 'must not be set with hedging (every endpoint has its circuit)');
-    if (axiosConfig.baseURL !== undefined)
-      v.add('baseURL', axiosConfig.baseURL, 'must not be set with hedging (the endpoints are the base URLs)');
+      v.add('perAuthority', options.perAuthority, NEST_RULES.notWithHedgingCircuits);
+    if (axiosConfig.baseURL !== undefined) v.add('baseURL', axiosConfig.baseURL, NEST_RULES.notWithHedgingEndpoints);
     validateStandardHedgingOptions(v, 'hedging', hedging);
   }
   const pipelineName = typeof pipeline === 'string' ? pipeline : `http:${name}`;

@@ -36,6 +36,7 @@ import {
   STANDARD_HTTP_PIPELINE_DEFAULTS,
   type HttpRequestInfo,
 } from './standard-http-pipeline.js';
+import { NEST_RULES } from '../resilience.messages.js';
 
 /**
  * The standard hedging handler of Microsoft.Extensions.Http.Resilience, as options: total timeout →
@@ -133,7 +134,7 @@ const ENDPOINT_PLAN = new ResiliencePropertyKey<EndpointPlan>('nest-resilience.h
 /** Validates the options; every problem goes to `v`. @internal */
 export function validateStandardHedgingOptions(parent: OptionsValidator, key: string, options: unknown): void {
   if (typeof options !== 'object' || options === null) {
-    parent.add(key, options, 'must be an object with routing');
+    parent.add(key, options, NEST_RULES.objectWithRouting);
     return;
   }
   const v = parent.child(key);
@@ -146,7 +147,7 @@ export function validateStandardHedgingOptions(parent: OptionsValidator, key: st
     .number('maxHedgedAttempts', h.maxHedgedAttempts, { min: 1, max: 10, integer: true })
     .oneOf('mode', h.mode, ['latency', 'fallback'])
     .duration('delay', h.delay);
-  if (h.mode === 'fallback' && h.delay !== undefined) hv.add('delay', h.delay, 'applies to latency mode only');
+  if (h.mode === 'fallback' && h.delay !== undefined) hv.add('delay', h.delay, NEST_RULES.latencyModeOnly);
   const e = o.endpoint ?? {};
   v.child('endpoint').knownKeys(e, ['rateLimiter', 'circuitBreaker', 'attemptTimeout']);
   const total = timeoutOf(o.totalTimeout, STANDARD_HEDGING_HANDLER_DEFAULTS.totalTimeout);

@@ -15,6 +15,7 @@ import {
   standardRpcPipeline,
   type StandardRpcPipelineOptions,
 } from './standard-rpc-pipeline.js';
+import { NEST_RULES } from '../resilience.messages.js';
 
 /** How one message pattern of a client is sent. @publicApi */
 export interface ResilientPatternOptions {
@@ -72,13 +73,13 @@ const PATTERN_KEYS = ['pipeline', 'idempotent', 'retryRemoteErrors', 'countRemot
 
 function flagOrPredicate(v: OptionsValidator, path: string, value: unknown): void {
   if (value !== undefined && typeof value !== 'boolean' && typeof value !== 'function') {
-    v.add(path, value, 'must be a boolean or a function');
+    v.add(path, value, NEST_RULES.booleanOrFunction);
   }
 }
 
 function pipelineName(v: OptionsValidator, path: string, value: unknown, known: ReadonlySet<string>): void {
   if (typeof value !== 'string' || value === '') {
-    v.add(path, value, 'must be the name of a registered pipeline');
+    v.add(path, value, NEST_RULES.registeredPipelineName);
   } else if (!known.has(value)) {
     v.add(path, value, `is not a registered pipeline (known: ${[...known].sort().join(', ') || 'none'})`);
   }
@@ -100,7 +101,7 @@ export function resolveClientSettings(
   const v = new OptionsValidator('').addIssues(found);
   const result = new Map<string, ResilientClientSettings>();
   if (typeof clients !== 'object' || clients === null || Array.isArray(clients)) {
-    v.add(path, clients, 'must be an object of named clients').throwIfInvalid('Invalid resilient RPC clients');
+    v.add(path, clients, NEST_RULES.namedClients).throwIfInvalid('Invalid resilient RPC clients');
   }
   const known = new Set(registry.pipelineNames);
   const toRegister: Record<string, PipelineConfig> = {};
@@ -109,7 +110,7 @@ export function resolveClientSettings(
   for (const [name, raw] of Object.entries(clients as Record<string, unknown>)) {
     const at = `${path}.${name}`;
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-      v.add(at, raw, 'must be an object');
+      v.add(at, raw, NEST_RULES.object);
       continue;
     }
     const options = raw as ResilientClientOptions;
@@ -136,12 +137,12 @@ export function resolveClientSettings(
     const patterns = new Map<string, ResilientPatternOptions>();
     if (options.patterns !== undefined) {
       if (typeof options.patterns !== 'object' || options.patterns === null || Array.isArray(options.patterns)) {
-        v.add(`${at}.patterns`, options.patterns, 'must be an object keyed by pattern');
+        v.add(`${at}.patterns`, options.patterns, NEST_RULES.keyedByPattern);
       } else {
         for (const [pattern, p] of Object.entries(options.patterns)) {
           const pAt = `${at}.patterns.${pattern}`;
           if (typeof p !== 'object' || p === null || Array.isArray(p)) {
-            v.add(pAt, p, 'must be an object');
+            v.add(pAt, p, NEST_RULES.object);
             continue;
           }
           v.child(pAt).knownKeys(p, PATTERN_KEYS);

@@ -2,6 +2,7 @@ import { OptionsValidator, type CircuitBreakerConfig, type RetryConfig, type Tim
 import { type ConfigData, type PipelineConfig } from '../../config/index.js';
 import { coerceStandardPipelineOptions } from '../standard-pipeline.options.js';
 import { handleRetryableRpcFailure, handleRpcFailure } from './rpc.predicates.js';
+import { NEST_RULES } from '../resilience.messages.js';
 
 /**
  * The standard pipeline of a resilient RPC client, as options: total timeout → retry (exponential,
@@ -73,7 +74,7 @@ export function buildStandardRpcPipeline(data: StandardRpcPipelineOptions, v: Op
   const d = STANDARD_RPC_PIPELINE_DEFAULTS;
   let options = coerceStandardPipelineOptions(data) as CoercedRpcOptions;
   if (typeof options !== 'object' || options === null) {
-    v.add('', options, 'must be an object');
+    v.add('', options, NEST_RULES.object);
     options = {};
   }
   v.knownKeys(options, KNOWN_KEYS);

@@ -117,7 +117,7 @@ function label(circuit: CircuitInfo): string {
 
 function validateRule(v: OptionsValidator, rule: CircuitHealthRule | undefined): void {
   if (typeof rule !== 'object' || rule === null) {
-    v.add('', rule, 'must be an object');
+    v.add('', rule, NEST_RULES.object);
     return;
   }
   for (const field of ['down', 'degraded'] as const) {
@@ -140,7 +140,7 @@ function validateHealthOptions(o: ResilienceHealthOptions, known?: readonly stri
     v.knownKeys(o, ['down', 'degraded', 'pipelines', 'include']);
     const pipelines: unknown = o.pipelines;
     if (pipelines !== undefined && (typeof pipelines !== 'object' || pipelines === null || Array.isArray(pipelines))) {
-      v.add('pipelines', pipelines, 'must be an object of rules by pipeline name');
+      v.add('pipelines', pipelines, NEST_RULES.rulesByPipeline);
     } else {
       for (const [name, rule] of Object.entries(o.pipelines ?? {})) {
         const at = v.child(`pipelines.${name}`);
@@ -150,7 +150,7 @@ function validateHealthOptions(o: ResilienceHealthOptions, known?: readonly stri
       }
     }
     if (o.include !== undefined && (!Array.isArray(o.include) || o.include.some((n) => typeof n !== 'string'))) {
-      v.add('include', o.include, 'must be an array of pipeline names');
+      v.add('include', o.include, NEST_RULES.pipelineNames);
     } else if (known) {
       const include: readonly string[] = o.include ?? [];
       include.forEach((name, i) => {
