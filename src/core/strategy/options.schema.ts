@@ -31,15 +31,28 @@ export interface OptionSpec {
 export type OptionsSchema<T> = { readonly [K in keyof Required<T>]: OptionSpec };
 
 /** The rule of a number option. @publicApi */
-export type NumberRule = {
+export interface NumberRule {
+  /** The least value (inclusive unless `exclusiveMin`). */
   min?: number;
+  /** The greatest value (inclusive). */
   max?: number;
+  /** Whole numbers only. */
   integer?: boolean;
+  /** `Infinity` is also accepted. */
   allowInfinity?: boolean;
+  /** `min` itself is refused. */
   exclusiveMin?: boolean;
-};
-/** The rule of a duration option. @publicApi */
-export type DurationRule = { min?: number; exclusiveMin?: boolean; max?: number };
+}
+
+/** The rule of a duration option (milliseconds; default at least 0 and at most the largest timer delay). @publicApi */
+export interface DurationRule {
+  /** The least value (inclusive unless `exclusiveMin`). */
+  min?: number;
+  /** `min` itself is refused. */
+  exclusiveMin?: boolean;
+  /** The greatest value (inclusive). */
+  max?: number;
+}
 
 /**
  * The option kinds a strategy's schema is written with:

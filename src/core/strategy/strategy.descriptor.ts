@@ -56,7 +56,7 @@ export function defineStrategy<TOptions extends object, TConfigs extends Record<
 export type StrategyDescriptorInput<TOptions extends object, TConfigs extends Record<string, unknown>> = Omit<
   StrategyDefinition<TOptions, TConfigs>,
   'events'
-> & { readonly events: ResilienceEventDescriptors | readonly (keyof ResilienceEventMap)[] };
+> & { readonly events: ResilienceEventDescriptors | StrategyDefinition['events'] };
 
 /**
  * A configuration section of a descriptor, with the type of its data (`section<RetryConfig>({ decorator: 'Retry' })`).

@@ -1,5 +1,10 @@
 import type { Outcome } from '../outcome.model.js';
-import type { ResilienceEventMap, ResilienceEventSeverity } from './resilience-event.model.js';
+import type {
+  ExecutionAttemptEventArguments,
+  ResilienceEvent,
+  ResilienceEventMap,
+  ResilienceEventSeverity,
+} from './resilience-event.model.js';
 
 /**
  * One figure of an event, as every reader shows it: a log line as `label=value` (`ms` appended for
@@ -41,11 +46,11 @@ export interface ResilienceEventDescriptor<A = unknown> {
 
 /** The descriptors of a strategy's events, by event name. @publicApi */
 export type ResilienceEventDescriptors = {
-  readonly [K in keyof ResilienceEventMap]?: ResilienceEventDescriptor<ResilienceEventMap[K]>;
+  readonly [E in ResilienceEvent as E['eventName']]?: ResilienceEventDescriptor<E['arguments']>;
 };
 
 /** `ExecutionAttempt`, reported by every strategy that makes attempts (retry, hedging). @publicApi */
-export const EXECUTION_ATTEMPT_EVENT: ResilienceEventDescriptor<ResilienceEventMap['ExecutionAttempt']> = {
+export const EXECUTION_ATTEMPT_EVENT: ResilienceEventDescriptor<ExecutionAttemptEventArguments> = {
   severity: 'information',
   logAs: false,
   describe: (a) => [
