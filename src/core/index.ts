@@ -1,6 +1,7 @@
 /**
- * The engine: pipelines, every strategy, the context, telemetry and configuration as data. No
- * dependencies: it never loads NestJS or an optional peer.
+ * The engine: pipelines, every strategy (each folder's descriptor), the context and telemetry. It knows
+ * no configuration (that is `src/config`) and has no dependencies: it never loads NestJS or an optional
+ * peer.
  *
  * @module
  */
