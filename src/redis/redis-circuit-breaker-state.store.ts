@@ -1,5 +1,12 @@
 import type { Cluster, Redis } from 'ioredis';
-import { failFastOnRefusal, nodeOf, RedisAvailability, servesSlots, type StoreLogger } from './redis-availability.js';
+import {
+  failFastOnRefusal,
+  nodeOf,
+  RedisAvailability,
+  servesSlots,
+  WHOLE,
+  type StoreLogger,
+} from './redis-availability.js';
 import { DEFAULT_OPERATION_TIMEOUT, withTimeout } from './redis.util.js';
 import {
   InMemoryCircuitBreakerStateStore,
@@ -129,6 +136,7 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
       time: this.time,
       logger: options.logger ?? console,
       onChange: options.onAvailabilityChange,
+      client: options.client,
     });
     // Stryker disable next-line ConditionalExpression: equivalent as "true" — defining the script again on a shared client replaces it with the same script
     if (typeof (this.client as { nestResilienceCircuit?: unknown }).nestResilienceCircuit !== 'function') {
@@ -367,9 +375,11 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
   }
 
   private failed(error: unknown, node: string): void {
-    this.availability.failed(error, node);
+    const down = this.availability.failed(error, node);
     // What was seen closed may no longer be: the cache is not trusted across a failure of its node.
-    for (const key of [...this.closedUntil.keys()]) if (this.nodeOf(key) === node) this.closedUntil.delete(key);
+    for (const key of [...this.closedUntil.keys()]) {
+      if (down === WHOLE || this.nodeOf(key) === down) this.closedUntil.delete(key);
+    }
   }
 
   /** The script opened with the fixed break; a generator's break replaces it (same generation only). */

@@ -65,6 +65,7 @@ export class RedisRateLimiter implements RateLimiter {
       retryInterval: options.retryInterval ?? 1_000,
       time: this.time,
       logger: options.logger ?? console,
+      client: options.client,
     });
     const client = options.client as unknown as Record<string, unknown>;
     // Stryker disable next-line ConditionalExpression,StringLiteral: equivalent as "true" — defining the script again on a shared client replaces it with the same script
