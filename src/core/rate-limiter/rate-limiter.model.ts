@@ -9,10 +9,6 @@ export interface RateLimitLease {
   readonly retryAfter?: number;
   /** When rejected: why (`limit` or `shed`), when the limiter says. */
   readonly reason?: RateLimiterRejectionReason;
-  /** Permits left for the caller's key after this call, when the limiter can tell (the inbound guard's `RateLimit-Remaining`). */
-  readonly remaining?: number;
-  /** Milliseconds until the caller's quota is replenished, when the limiter can tell (`RateLimit-Reset`). */
-  readonly resetAfter?: number;
   /** Gives the permit back (concurrency limiters); idempotent; a no-op for time-based limiters. */
   release(): void;
 }
