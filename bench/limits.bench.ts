@@ -28,6 +28,21 @@ export function limitScenarios(): BenchScenario[] {
           },
         },
         {
+          // The same permits, held by the adaptive limiter: every call is measured and every window moves the limit.
+          name: 'nest-resilience (adaptive concurrency)',
+          setup: () => {
+            const pipeline = new ResiliencePipelineBuilder()
+              .addAdaptiveConcurrencyLimiter({
+                initialLimit: PERMITS,
+                minLimit: PERMITS,
+                maxLimit: PERMITS,
+                queueLimit: CONCURRENT_CALLS,
+              })
+              .build();
+            return batch(() => pipeline.execute(value));
+          },
+        },
+        {
           name: 'cockatiel',
           setup: () => {
             const policy = bulkhead(PERMITS, CONCURRENT_CALLS);

@@ -11,6 +11,16 @@ export {
 } from './context/resilience.context.js';
 export type { CancellationSource } from './context/cancellation.scope.js';
 export { ResiliencePropertyKey, ResilienceProperties } from './context/resilience-property.key.js';
+export {
+  CRITICALITIES,
+  CRITICALITY_KEY,
+  DEFAULT_SHEDDABLE_RATIO,
+  getCriticality,
+  isCriticality,
+  parseCriticality,
+  setCriticality,
+  type Criticality,
+} from './context/criticality.property.js';
 export { isCancellation, isCancellationOutcome } from './context/cancellation.rule.js';
 export { outcomeFromError, outcomeFromValue, unwrapOutcome } from './outcome.model.js';
 export type { Outcome, SuccessOutcome, FailureOutcome } from './outcome.model.js';
@@ -42,6 +52,7 @@ export {
   ResilienceValidationError,
   TimeoutRejectedError,
   UnknownPipelineError,
+  type RateLimiterRejectionReason,
   type ResilienceErrorSource,
   type ValidationIssue,
 } from './resilience.errors.js';
@@ -166,6 +177,7 @@ export {
   PIPELINE_SECTION_ORDER,
   PredicateRegistry,
   ResiliencePipelineRegistry,
+  type AdaptiveConcurrencyConfig,
   type ChaosFaultConfig,
   type CircuitInfo,
   type ChaosLatencyConfig,
@@ -200,6 +212,15 @@ export {
 export { closestName } from './utils/did-you-mean.util.js';
 export { concurrencyLimiterRegistration } from './concurrency-limiter/index.js';
 export {
+  ADAPTIVE_CONCURRENCY_DEFAULTS,
+  AdaptiveConcurrencyLimiter,
+  adaptiveConcurrencyRegistration,
+  type AdaptiveConcurrencyAlgorithm,
+  type AdaptiveConcurrencyOptions,
+  type AdaptiveLimitChangedArguments,
+  type OnAdaptiveConcurrencyRejectedArguments,
+} from './adaptive-concurrency/index.js';
+export {
   ChainedRateLimiter,
   ConcurrencyLimiter,
   createRateLimiter,
@@ -212,6 +233,8 @@ export {
   TokenBucketRateLimiter,
   type ConcurrencyLimiterOptions,
   type FixedWindowLimiterOptions,
+  type InspectableRateLimiter,
+  type LimiterSnapshot,
   type OnRateLimiterRejectedArguments,
   type RateLimitDefinition,
   type RateLimiter,

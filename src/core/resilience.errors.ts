@@ -129,12 +129,23 @@ export class TimeoutRejectedError extends ResilienceError {
 
 brand(TimeoutRejectedError);
 
-/** Thrown when a rate limiter or concurrency limiter rejects a call. @publicApi */
+/**
+ * Why a limiter turned a call away: `limit` — no permit and no room to wait; `shed` — the call's
+ * criticality decided (a `sheddable` call over its share of the limit, or a queued call that gave its
+ * place to a `critical` one).
+ *
+ * @publicApi
+ */
+export type RateLimiterRejectionReason = 'limit' | 'shed';
+
+/** Thrown when a rate limiter, a concurrency limiter or the adaptive concurrency limiter rejects a call. @publicApi */
 export class RateLimiterRejectedError extends ResilienceError {
   constructor(
     message = 'The operation could not be executed because it was rejected by the rate limiter.',
     /** Milliseconds after which a new attempt may succeed, when the limiter knows. */
     readonly retryAfter?: number,
+    /** Why the call was turned away, when the limiter says (`limit` or `shed`). */
+    readonly reason?: RateLimiterRejectionReason,
   ) {
     super(message);
   }

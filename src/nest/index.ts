@@ -18,8 +18,11 @@ export {
   ConcurrencyLimit,
   Bulkhead,
   Hedging,
+  AdaptiveConcurrencyLimit,
+  WithCriticality,
   type FallbackDecoratorOptions,
 } from './decorators/resilience.decorators.js';
+export { DEFAULT_CRITICALITY_HEADER } from './execution/route-criticality.js';
 export { RESILIENCE_DECORATOR_ORDER, type ResilienceSection } from './decorators/resilience-method.metadata.js';
 export { ResilienceInterceptor } from './resilience.interceptor.js';
 export {

@@ -101,4 +101,10 @@ export interface ResilienceModuleOptions {
    * process about 3× slower. Without it the context is available before the first `await`.
    */
   asyncContextPropagation?: boolean;
+  /**
+   * The request header an HTTP route's caller may set to `critical`, `default` or `sheddable` to give
+   * the call that criticality (overriding `@WithCriticality`); the limiters shed `sheddable` calls first.
+   * Read on decorated controller routes. Default `x-criticality`; `false` ignores every header.
+   */
+  criticalityHeader?: string | false;
 }

@@ -35,4 +35,7 @@ export const NEST_RULES = {
     'is a request-scoped or transient class whose decorated methods another application in this process already bound; run one application per process or make the class a singleton',
   appliedTwice: (decorator: string, method: string) => `@${decorator} is applied twice to ${method}.`,
   notAMethodTarget: (key: string) => `Resilience decorators apply to methods; ${key} is not one.`,
+  notACriticality: (value: unknown) =>
+    `@WithCriticality takes "critical", "default" or "sheddable"; ${JSON.stringify(value)} is none of them.`,
+  criticalityHeader: 'must be a header name (a non-empty string) or false',
 } as const;

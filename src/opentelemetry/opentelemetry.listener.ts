@@ -553,8 +553,18 @@ function eventDetails(event: ResilienceEvent): Attributes {
       return event.arguments.retryAfter === undefined
         ? { 'circuit.state': event.arguments.state }
         : { 'circuit.state': event.arguments.state, 'retry.after': event.arguments.retryAfter };
-    case 'OnRateLimiterRejected':
-      return event.arguments.retryAfter === undefined ? {} : { 'retry.after': event.arguments.retryAfter };
+    case 'OnRateLimiterRejected': {
+      const { retryAfter, reason } = event.arguments;
+      return {
+        ...(retryAfter === undefined ? {} : { 'retry.after': retryAfter }),
+        ...(reason === undefined ? {} : { 'rate_limiter.reason': reason }),
+      };
+    }
+    case 'OnAdaptiveLimitChanged':
+      return {
+        'concurrency.limit': event.arguments.limit,
+        'concurrency.previous_limit': event.arguments.previousLimit,
+      };
     case 'OnChaosInjected':
       return { 'chaos.kind': event.arguments.kind };
     default:

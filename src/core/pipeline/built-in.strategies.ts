@@ -1,3 +1,4 @@
+import { adaptiveConcurrencyRegistration } from '../adaptive-concurrency/adaptive-concurrency.registration.js';
 import { chaosFaultRegistration, chaosLatencyRegistration } from '../chaos/chaos.registrations.js';
 import { circuitBreakerRegistration } from '../circuit-breaker/circuit-breaker.registration.js';
 import { concurrencyLimiterRegistration } from '../concurrency-limiter/concurrency-limiter.registration.js';
@@ -49,6 +50,7 @@ export const STRATEGY_SECTIONS = [
   slot('pipeline', 'UseResiliencePipeline'),
   section('rateLimiter', rateLimiterRegistration),
   section('concurrencyLimiter', concurrencyLimiterRegistration),
+  section('adaptiveConcurrency', adaptiveConcurrencyRegistration),
   section('hedging', hedgingRegistration),
   section('retry', retryRegistration),
   section('circuitBreaker', circuitBreakerRegistration),

@@ -1,3 +1,5 @@
+import { adaptiveConcurrencyRegistration } from '../adaptive-concurrency/adaptive-concurrency.registration.js';
+import type { AdaptiveConcurrencyOptions } from '../adaptive-concurrency/adaptive-concurrency.options.js';
 import {
   chaosBehaviorRegistration,
   chaosFaultRegistration,
@@ -224,6 +226,14 @@ export class ResiliencePipelineBuilder<T = unknown> {
       ...strategyRegistration(rateLimiterRegistration, { kind: 'concurrency', ...options }),
       type: 'concurrency-limiter',
     });
+  }
+
+  /**
+   * Limits concurrent calls with a limit that follows measured latency (Gradient2 or AIMD), shedding
+   * `sheddable` calls first; rejections throw `RateLimiterRejectedError` with a `reason`.
+   */
+  addAdaptiveConcurrencyLimiter(options: AdaptiveConcurrencyOptions = {}): this {
+    return this.add(adaptiveConcurrencyRegistration, options);
   }
 
   /**

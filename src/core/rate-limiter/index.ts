@@ -1,4 +1,4 @@
-export type { RateLimiter, RateLimitLease } from './rate-limiter.model.js';
+export type { InspectableRateLimiter, LimiterSnapshot, RateLimiter, RateLimitLease } from './rate-limiter.model.js';
 export {
   createRateLimiter,
   DEFAULT_RATE_LIMIT,

@@ -8,6 +8,7 @@ import { SlidingWindowRateLimiter } from './limiters/sliding-window.limiter.js';
 import { TokenBucketRateLimiter } from './limiters/token-bucket.limiter.js';
 import type { RateLimiter } from './rate-limiter.model.js';
 import { RULES } from '../resilience.messages.js';
+import type { RateLimiterRejectionReason } from '../resilience.errors.js';
 
 /** One limit, as data. @publicApi */
 export type RateLimitDefinition =
@@ -20,7 +21,7 @@ export type RateLimitDefinition =
     }
   | { kind: 'fixed-window'; permitLimit: number; window: number; queueLimit?: number }
   | { kind: 'sliding-window'; permitLimit: number; window: number; segmentsPerWindow?: number; queueLimit?: number }
-  | { kind: 'concurrency'; permitLimit: number; queueLimit?: number };
+  | { kind: 'concurrency'; permitLimit: number; queueLimit?: number; sheddableRatio?: number };
 
 /** The kinds of limit: `concurrency`, `token-bucket`, `fixed-window`, `sliding-window`. @publicApi */
 export type RateLimitKind = RateLimitDefinition['kind'];
@@ -31,6 +32,8 @@ export interface OnRateLimiterRejectedArguments {
   readonly context: ResilienceContext;
   /** Milliseconds after which a permit may be free, when the limiter can tell. */
   readonly retryAfter: number | undefined;
+  /** Why: `limit` (no permit, no room to wait) or `shed` (the call's criticality decided). */
+  readonly reason: RateLimiterRejectionReason;
 }
 
 /** Options of `addRateLimiter` (and the `rateLimiter` section of a pipeline configuration). @publicApi */
@@ -53,6 +56,8 @@ export interface RateLimiterStrategyOptions {
   replenishmentPeriod?: number;
   /** Calls that may wait, in FIFO order, for a permit; more are rejected at once. */
   queueLimit?: number;
+  /** `concurrency`: the share of `permitLimit` that `sheddable` calls may fill (default 0.8). */
+  sheddableRatio?: number;
   /** Several limits that must all admit a call (e.g. per second and per hour). */
   limits?: RateLimitDefinition[];
   /** A limiter of your own (shared between pipelines, distributed…). */
@@ -72,7 +77,7 @@ const FIELDS: Record<RateLimitKind, { required: readonly string[]; optional: rea
   'token-bucket': { required: ['tokenLimit', 'replenishmentPeriod'], optional: ['tokensPerPeriod', 'queueLimit'] },
   'fixed-window': { required: ['permitLimit', 'window'], optional: ['queueLimit'] },
   'sliding-window': { required: ['permitLimit', 'window'], optional: ['segmentsPerWindow', 'queueLimit'] },
-  concurrency: { required: ['permitLimit'], optional: ['queueLimit'] },
+  concurrency: { required: ['permitLimit'], optional: ['queueLimit', 'sheddableRatio'] },
 };
 const LIMIT_FIELDS = [
   'permitLimit',
@@ -82,6 +87,7 @@ const LIMIT_FIELDS = [
   'tokensPerPeriod',
   'replenishmentPeriod',
   'queueLimit',
+  'sheddableRatio',
 ];
 
 /** @internal */
@@ -152,6 +158,7 @@ function validateDefinition(v: OptionsValidator, d: Record<string, unknown>, che
     .number('tokensPerPeriod', d.tokensPerPeriod, { min: 1, integer: true })
     .number('queueLimit', d.queueLimit, { min: 0, integer: true })
     .number('segmentsPerWindow', d.segmentsPerWindow, { min: 1, max: 1_000, integer: true })
+    .number('sheddableRatio', d.sheddableRatio, { min: 0, max: 1 })
     .duration('window', d.window, { min: 1 })
     .duration('replenishmentPeriod', d.replenishmentPeriod, { min: 1 });
 }

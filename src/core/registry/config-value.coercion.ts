@@ -41,6 +41,15 @@ const NUMBER_KEYS: ReadonlySet<string> = new Set([
   'injectionRate',
   'ratio',
   'minRetriesPerSecond',
+  'sheddableRatio',
+  'initialLimit',
+  'minLimit',
+  'maxLimit',
+  'longWindow',
+  'smoothing',
+  'tolerance',
+  'growth',
+  'backoffRatio',
 ]);
 
 /** Options whose value is a boolean. */
@@ -61,6 +70,13 @@ const SHORTHAND_SECTIONS: Readonly<Record<string, 'duration' | 'number'>> = {
   timeout: 'duration',
   totalTimeout: 'duration',
   concurrencyLimiter: 'number',
+  adaptiveConcurrency: 'number',
+};
+
+/** The option a bare number section stands for, for the number shorthands. */
+const SHORTHAND_OPTION: Readonly<Record<string, string>> = {
+  concurrencyLimiter: 'permitLimit',
+  adaptiveConcurrency: 'initialLimit',
 };
 
 const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
@@ -167,7 +183,7 @@ export function coercePipelineConfig(data: PipelineConfigData | PipelineConfig):
     if (typeof value !== 'string') continue;
     const parsed = kind === 'duration' ? parseDuration(value) : NUMBER.test(value.trim()) ? Number(value) : undefined;
     // Unreadable: as the long form, so validation names the option and the value.
-    copy[section] = parsed ?? { [kind === 'duration' ? 'timeout' : 'permitLimit']: value };
+    copy[section] = parsed ?? { [kind === 'duration' ? 'timeout' : SHORTHAND_OPTION[section]]: value };
   }
   return copy;
 }

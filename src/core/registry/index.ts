@@ -1,4 +1,5 @@
 export type {
+  AdaptiveConcurrencyConfig,
   ChaosFaultConfig,
   ChaosLatencyConfig,
   ConcurrencyLimiterConfig,

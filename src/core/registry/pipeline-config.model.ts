@@ -1,3 +1,4 @@
+import type { AdaptiveConcurrencyOptions } from '../adaptive-concurrency/adaptive-concurrency.options.js';
 import type { ChaosFaultOptions, ChaosLatencyOptions } from '../chaos/chaos.options.js';
 import type { CircuitBreakerStrategyOptions } from '../circuit-breaker/circuit-breaker.options.js';
 import type { HedgingStrategyOptions } from '../hedging/hedging.options.js';
@@ -32,6 +33,10 @@ export type RateLimiterConfig = RateLimiterStrategyOptions;
 /** Concurrent calls, or the limit with a queue. @publicApi */
 export type ConcurrencyLimiterConfig = number | { permitLimit: number; queueLimit?: number; name?: string };
 
+/** The `adaptiveConcurrency` section: an initial limit, or `AdaptiveConcurrencyOptions` without the callbacks. @publicApi */
+export type AdaptiveConcurrencyConfig =
+  number | Omit<AdaptiveConcurrencyOptions, 'isDropped' | 'onRejected' | 'onLimitChanged'>;
+
 /** The `hedging` section: `HedgingStrategyOptions` with `shouldHandle` as a predicate reference. @publicApi */
 export type HedgingConfig = Omit<HedgingStrategyOptions<unknown>, 'shouldHandle'> & {
   shouldHandle?: PredicateReference;
@@ -51,7 +56,7 @@ export type FallbackConfig = Omit<FallbackStrategyOptions<unknown>, 'shouldHandl
 /**
  * The strategies of a named pipeline as plain data (JSON, YAML, environment config). Sections are
  * composed in a fixed order, outermost first: `fallback` → `totalTimeout` → `rateLimiter` →
- * `concurrencyLimiter` → `hedging` → `retry` → `circuitBreaker` → `timeout` (per attempt) →
+ * `concurrencyLimiter` → `adaptiveConcurrency` → `hedging` → `retry` → `circuitBreaker` → `timeout` (per attempt) →
  * `chaosLatency` → `chaosFault`. Give `strategies` instead to choose the order yourself.
  *
  * ```json
@@ -71,6 +76,8 @@ export interface PipelineConfig {
   rateLimiter?: RateLimiterConfig;
   /** Shared like `rateLimiter`. */
   concurrencyLimiter?: ConcurrencyLimiterConfig;
+  /** A concurrency limit that follows latency; one per pipeline instance. */
+  adaptiveConcurrency?: AdaptiveConcurrencyConfig;
   /** Hedged attempts against slow or failing calls. */
   hedging?: HedgingConfig;
   /** Retries of handled failures. */
@@ -95,6 +102,7 @@ export type StrategyConfig =
   | ({ type: 'timeout' } & TimeoutStrategyOptions)
   | ({ type: 'rateLimiter' } & RateLimiterConfig)
   | { type: 'concurrencyLimiter'; permitLimit: number; queueLimit?: number; name?: string }
+  | ({ type: 'adaptiveConcurrency' } & Exclude<AdaptiveConcurrencyConfig, number>)
   | ({ type: 'hedging' } & HedgingConfig)
   | ({ type: 'chaosLatency' } & ChaosLatencyConfig)
   | ({ type: 'chaosFault' } & ChaosFaultConfig);

@@ -7,7 +7,7 @@ import type {
 } from '../circuit-breaker/circuit-state.model.js';
 import type { ResiliencePipeline } from '../pipeline/resilience.pipeline.js';
 import { ConcurrencyLimiter } from '../rate-limiter/limiters/concurrency.limiter.js';
-import type { RateLimiter } from '../rate-limiter/rate-limiter.model.js';
+import type { InspectableRateLimiter, RateLimiter } from '../rate-limiter/rate-limiter.model.js';
 import type { RateLimiterStrategyOptions } from '../rate-limiter/rate-limiter.options.js';
 import type { TimeProvider } from '../time/time.provider.js';
 
@@ -54,9 +54,15 @@ export interface LimiterInfo {
   readonly pipelineName: string;
   /** The pipeline's instance key, when it has one. */
   readonly instanceKey: string | undefined;
-  /** `rateLimiter` or `concurrencyLimiter` (the configuration section), or `strategy` for one added by code. */
-  readonly section: 'rateLimiter' | 'concurrencyLimiter' | 'strategy';
-  /** The limit's kind (`concurrency`, `token-bucket`, `fixed-window`, `sliding-window`) or `custom`. */
+  /**
+   * `rateLimiter` or `concurrencyLimiter` (the configuration section), `adaptiveConcurrency` for an
+   * adaptive concurrency limiter, or `strategy` for another one added by code.
+   */
+  readonly section: 'rateLimiter' | 'concurrencyLimiter' | 'adaptiveConcurrency' | 'strategy';
+  /**
+   * The limit's kind (`concurrency`, `token-bucket`, `fixed-window`, `sliding-window`,
+   * `adaptive-gradient2`, `adaptive-aimd`) or `custom`.
+   */
   readonly kind: string;
   /** Permits (or tokens) per window, or calls at once for `concurrency`. */
   readonly permitLimit: number | undefined;
@@ -70,6 +76,8 @@ export interface LimiterInfo {
   readonly partitions: number | undefined;
   /** Distributed (shared through a store): the figures above are this process's view only. */
   readonly distributed: boolean;
+  /** Calls turned away since the limiter was made, when the limiter counts them (adaptive concurrency). */
+  readonly rejections?: number;
 }
 
 /** A pipeline instance the registry knows, with its owner. @internal */
@@ -278,6 +286,17 @@ function describeLimiter(
   limiter: RateLimiter,
   options: RateLimiterStrategyOptions | undefined,
 ): LimiterInfo {
+  const snapshot = (limiter as Partial<InspectableRateLimiter>).snapshot?.();
+  if (snapshot) {
+    return {
+      pipelineName: name,
+      instanceKey: key,
+      ...snapshot,
+      section: snapshot.section === 'adaptiveConcurrency' ? snapshot.section : section,
+      partitions: undefined,
+      distributed: false,
+    };
+  }
   const view = limiter as Partial<{
     readonly queuedCount: number;
     readonly availableTokens: number;

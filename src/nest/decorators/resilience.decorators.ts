@@ -1,6 +1,8 @@
 import { SetMetadata } from '@nestjs/common';
 import type {
+  AdaptiveConcurrencyConfig,
   CircuitBreakerConfig,
+  Criticality,
   ConcurrencyLimiterConfig,
   HedgingConfig,
   PredicateReference,
@@ -9,7 +11,7 @@ import type {
   TimeoutStrategyOptions,
 } from '../../core/index.js';
 import { RESILIENCE_PIPELINE_METADATA } from '../resilience.constants.js';
-import { recordResilienceSection } from './resilience-method.metadata.js';
+import { recordMethodCriticality, recordResilienceSection } from './resilience-method.metadata.js';
 
 /** A section given by the name of a configured pipeline, or inline. @internal */
 export type SectionSpec<T> = { readonly name: string } | { readonly options: T };
@@ -115,6 +117,30 @@ export function ConcurrencyLimit(nameOrLimit: string | ConcurrencyLimiterConfig)
 
 /** Another name for `@ConcurrencyLimit`. @publicApi */
 export const Bulkhead = ConcurrencyLimit;
+
+/**
+ * Limits concurrent calls of the method with a limit that follows measured latency (Gradient2 or
+ * AIMD): an initial limit, options, or the `adaptiveConcurrency` section of a configured pipeline
+ * (shared by every method naming it). Rejections become 429; `sheddable` calls go first.
+ *
+ * @publicApi
+ */
+export function AdaptiveConcurrencyLimit(nameOrOptions?: string | AdaptiveConcurrencyConfig): MethodDecorator {
+  const value = typeof nameOrOptions === 'number' ? { initialLimit: nameOrOptions } : nameOrOptions;
+  return recordResilienceSection('AdaptiveConcurrencyLimit', 'adaptiveConcurrency', spec(value));
+}
+
+/**
+ * `@WithCriticality('sheddable')`: sets the criticality of every call of the method (`critical`, `default`, `sheddable`): the limiters
+ * of its pipeline shed `sheddable` calls first and keep room for `critical` ones. For an HTTP route, a
+ * request's criticality header (`x-criticality` by default, the module option `criticalityHeader`)
+ * overrides it.
+ *
+ * @publicApi
+ */
+export function WithCriticality(criticality: Criticality): MethodDecorator {
+  return recordMethodCriticality(criticality);
+}
 
 /**
  * Hedges the method: starts another attempt when one is slow (or fails), the first acceptable outcome

@@ -1,7 +1,9 @@
 import type { Observable } from 'rxjs';
 import {
   ResilienceContext,
+  setCriticality,
   type CancellationSource,
+  type Criticality,
   ResiliencePropertyKey,
   type ResiliencePipeline,
 } from '../../core/index.js';
@@ -23,7 +25,7 @@ export interface ResilienceMethodBinding {
    * subscribed and emits its value (or each value of an Observable method). Nest unsubscribes from a
    * handler's Observable when the client disconnects; unsubscribing before the end aborts the call.
    */
-  invokeAsRoute(self: unknown, args: unknown[]): Observable<unknown>;
+  invokeAsRoute(self: unknown, args: unknown[], criticality?: Criticality): Observable<unknown>;
 }
 
 /** One call of a decorated method: the instance and the arguments it was called with. @internal */
@@ -67,10 +69,18 @@ export function createMethodBinding(
   operationKey: string,
   recordInvocation: boolean,
   returnsObservable: boolean | undefined,
+  /** The method's `@WithCriticality`, set on every call's context (a route's header overrides it). */
+  methodCriticality?: Criticality,
 ): ResilienceMethodBinding {
   const returned: ReturnedKind | undefined = returnsObservable === undefined ? { kind: undefined } : undefined;
-  const run = (self: unknown, args: unknown[], cancellation: CancellationSource | undefined): Promise<unknown> => {
+  const run = (
+    self: unknown,
+    args: unknown[],
+    cancellation: CancellationSource | undefined,
+    criticality: Criticality | undefined = methodCriticality,
+  ): Promise<unknown> => {
     const context = new ResilienceContext({ operationKey, cancellation });
+    if (criticality !== undefined) setCriticality(context, criticality);
     const invocation: MethodInvocation = { method, self, args, returned };
     if (recordInvocation) context.properties.set(METHOD_INVOCATION, invocation);
     return pipeline.execute(invokeMethod, context, invocation);
@@ -81,10 +91,13 @@ export function createMethodBinding(
     pipelineObservable(undefined, (scope) => run(self, args, scope) as Promise<unknown[]>);
   const asPromise = (self: unknown, args: unknown[]) => run(self, args, undefined);
   // Only Nest's router subscribes to it, and it unsubscribes early only when the client has gone away.
-  const invokeAsRoute = (self: unknown, args: unknown[]) =>
+  const invokeAsRoute = (self: unknown, args: unknown[], criticality?: Criticality) =>
     pipelineObservable(
       undefined,
-      (scope) => run(self, args, scope).then((value) => (emitsValues() ? (value as unknown[]) : [value])),
+      (scope) =>
+        run(self, args, scope, criticality ?? methodCriticality).then((value) =>
+          emitsValues() ? (value as unknown[]) : [value],
+        ),
       clientClosed,
     );
 

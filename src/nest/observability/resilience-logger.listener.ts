@@ -50,6 +50,7 @@ export const DEFAULT_RESILIENCE_LOG_LEVELS: Readonly<Record<keyof ResilienceEven
   OnCircuitClosed: 'log',
   OnCircuitRejected: 'debug',
   OnRateLimiterRejected: 'debug',
+  OnAdaptiveLimitChanged: 'debug',
   OnHedging: 'debug',
   OnEndpointAttempt: 'debug',
   OnChaosInjected: 'debug',
@@ -200,6 +201,7 @@ export class ResilienceLoggerListener implements TelemetryListener {
         if (event.arguments.retryAfter !== undefined) parts.push(`retryAfter=${ms(event.arguments.retryAfter)}`);
         break;
       case 'OnRateLimiterRejected':
+        if (event.arguments.reason === 'shed') parts.push('reason=shed');
         if (event.arguments.retryAfter !== undefined) parts.push(`retryAfter=${ms(event.arguments.retryAfter)}`);
         break;
       case 'OnHedging':

@@ -36,6 +36,7 @@ describe('the shape of a pipeline configuration', () => {
       'totalTimeout',
       'rateLimiter',
       'concurrencyLimiter',
+      'adaptiveConcurrency',
       'hedging',
       'retry',
       'circuitBreaker',
@@ -114,7 +115,7 @@ describe('the shape of a pipeline configuration', () => {
       {
         path: 'pipelines.p.strategies[2].type',
         value: 'totalTimeout',
-        rule: 'must be one of "fallback", "rateLimiter", "concurrencyLimiter", "hedging", "retry", "circuitBreaker", "timeout", "chaosLatency", "chaosFault"',
+        rule: 'must be one of "fallback", "rateLimiter", "concurrencyLimiter", "adaptiveConcurrency", "hedging", "retry", "circuitBreaker", "timeout", "chaosLatency", "chaosFault"',
       },
     ]);
   });
