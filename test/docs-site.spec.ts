@@ -119,9 +119,10 @@ describe('the documentation site', () => {
     const drawn: Record<string, { width: number; height: number; labels: number }[]> = {};
     for (const guide of strategyPages) {
       await page.goto(`${origin}/${pageOf.get(guide)}`);
+      // Evaluated in the page (a string: this project's types have no DOM).
       await page.waitForFunction(
-        (count) => document.querySelectorAll('pre.mermaid > svg').length === count,
-        diagramsOf(guide).length,
+        `document.querySelectorAll('pre.mermaid > svg').length === ${diagramsOf(guide).length}`,
+        undefined,
         { timeout: 60_000 },
       );
       drawn[guide] = await page.$$eval('pre.mermaid > svg', (svgs) =>
