@@ -45,7 +45,10 @@ export interface RedisStoreConfig {
   db?: number;
   tls?: boolean;
   client?: RedisClientLike;
-  /** Namespaces the keys (one per application). Default `nest-resilience`. */
+  /**
+   * Namespaces the keys (one per application). Default: the `name` of the package.json in the working
+   * directory; without one, required (the start fails).
+   */
   keyPrefix?: string;
   /** The longest a call waits for Redis before the outage mode takes over, in ms. Default 100. */
   operationTimeout?: number;

@@ -7,7 +7,7 @@ import {
   WHOLE,
   type StoreLogger,
 } from './redis-availability.js';
-import { DEFAULT_OPERATION_TIMEOUT, withTimeout } from './redis.util.js';
+import { DEFAULT_OPERATION_TIMEOUT, resolveKeyPrefix, withTimeout } from './redis.util.js';
 import {
   InMemoryCircuitBreakerStateStore,
   MAX_TIMER_DELAY,
@@ -43,7 +43,10 @@ export interface RedisCircuitBreakerStateStoreOptions {
    * never closes a client it was given.
    */
   client: Redis | Cluster;
-  /** Namespaces the keys (one per application). Default `nest-resilience`. */
+  /**
+   * Namespaces the keys (one per application). Default: the `name` of the package.json in the working
+   * directory; without one, required.
+   */
   keyPrefix?: string;
   /** The longest a call waits for Redis before the outage mode takes over, in ms. Default 100. */
   operationTimeout?: number;
@@ -119,7 +122,7 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
 
   constructor(private readonly options: RedisCircuitBreakerStateStoreOptions) {
     this.client = options.client;
-    this.prefix = options.keyPrefix ?? 'nest-resilience';
+    this.prefix = resolveKeyPrefix(options.keyPrefix);
     this.operationTimeout = options.operationTimeout ?? DEFAULT_OPERATION_TIMEOUT;
     this.outageMode = options.outageMode ?? 'local';
     this.cacheTtl = options.localCacheTtl ?? 0;

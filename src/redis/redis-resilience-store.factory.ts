@@ -17,7 +17,7 @@ import {
 } from './redis-connection.factory.js';
 import { RedisPendingAuthorizationStore } from './redis-pending-authorization.store.js';
 import { RedisRateLimiter, type DistributedRateLimit } from './redis-rate-limiter.js';
-import { DEFAULT_OPERATION_TIMEOUT } from './redis.util.js';
+import { applicationName, DEFAULT_OPERATION_TIMEOUT, KEY_PREFIX_REQUIRED } from './redis.util.js';
 
 /**
  * Everything shared through one Redis: where it is, and how the stores behave.
@@ -72,6 +72,9 @@ export function validateRedisStoresOptions(options: RedisStoresOptions, path = '
   v.knownKeys(options, STORE_KEYS);
   validateRedisConnectionOptions(v, options);
   v.string('keyPrefix', options.keyPrefix);
+  if (options.keyPrefix === undefined && applicationName() === undefined) {
+    v.add('keyPrefix', undefined, KEY_PREFIX_REQUIRED());
+  }
   v.duration('operationTimeout', options.operationTimeout, { min: 1 });
   v.duration('retryInterval', options.retryInterval, { min: 1 });
   v.duration('localCacheTtl', options.localCacheTtl);
@@ -97,7 +100,8 @@ export async function createRedisStores(
 ): Promise<RedisStores> {
   validateRedisStoresOptions(options);
   const connectionOptions: RedisConnectionOptions = {};
-  const storeOptions: Partial<RedisStoresOptions> = { ...options };
+  // One prefix for every store, read once: the application's name unless given.
+  const storeOptions: Partial<RedisStoresOptions> = { ...options, keyPrefix: options.keyPrefix ?? applicationName() };
   for (const key of CONNECTION_KEYS) {
     (connectionOptions as Record<string, unknown>)[key] = options[key];
     delete storeOptions[key];
