@@ -27,9 +27,11 @@ export {
 } from './outcome.predicates.js';
 export {
   BrokenCircuitError,
+  DeadlineExceededError,
   getRetryAfter,
   isBrokenCircuitError,
   isCancellationError,
+  isDeadlineExceededError,
   isIsolatedCircuitError,
   isRateLimiterRejectedError,
   isResilienceError,
