@@ -168,6 +168,7 @@ export {
   PIPELINE_SECTION_ORDER,
   PredicateRegistry,
   ResiliencePipelineRegistry,
+  type AdaptiveThrottlingConfig,
   type ChaosFaultConfig,
   type CircuitInfo,
   type ChaosLatencyConfig,
@@ -201,6 +202,22 @@ export {
 } from './http/http.predicates.js';
 export { closestName } from './utils/did-you-mean.util.js';
 export { concurrencyLimiterRegistration } from './concurrency-limiter/index.js';
+export {
+  AdaptiveThrottlingRejectedError,
+  AdaptiveThrottlingStateProvider,
+  adaptiveThrottlingRegistration,
+  adaptiveThrottlingRejectProbability,
+  DEFAULT_ADAPTIVE_THROTTLING_K,
+  DEFAULT_ADAPTIVE_THROTTLING_WINDOW,
+  handleOverloadRejection,
+  isAdaptiveThrottlingRejectedError,
+  isOverloadRejection,
+  type AdaptiveThrottlingPort,
+  type AdaptiveThrottlingPredicateArguments,
+  type AdaptiveThrottlingStatistics,
+  type AdaptiveThrottlingStrategyOptions,
+  type OnThrottledArguments,
+} from './adaptive-throttling/index.js';
 export {
   ChainedRateLimiter,
   ConcurrencyLimiter,

@@ -18,6 +18,7 @@ export {
   ConcurrencyLimit,
   Bulkhead,
   Hedging,
+  AdaptiveThrottling,
   type FallbackDecoratorOptions,
 } from './decorators/resilience.decorators.js';
 export { RESILIENCE_DECORATOR_ORDER, type ResilienceSection } from './decorators/resilience-method.metadata.js';

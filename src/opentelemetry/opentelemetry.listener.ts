@@ -555,6 +555,8 @@ function eventDetails(event: ResilienceEvent): Attributes {
         : { 'circuit.state': event.arguments.state, 'retry.after': event.arguments.retryAfter };
     case 'OnRateLimiterRejected':
       return event.arguments.retryAfter === undefined ? {} : { 'retry.after': event.arguments.retryAfter };
+    case 'OnAdaptiveThrottlingRejected':
+      return { 'throttle.reject_probability': event.arguments.rejectProbability };
     case 'OnChaosInjected':
       return { 'chaos.kind': event.arguments.kind };
     default:

@@ -1,3 +1,4 @@
+import { adaptiveThrottlingRegistration } from '../adaptive-throttling/adaptive-throttling.registration.js';
 import { chaosFaultRegistration, chaosLatencyRegistration } from '../chaos/chaos.registrations.js';
 import { circuitBreakerRegistration } from '../circuit-breaker/circuit-breaker.registration.js';
 import { concurrencyLimiterRegistration } from '../concurrency-limiter/concurrency-limiter.registration.js';
@@ -51,6 +52,7 @@ export const STRATEGY_SECTIONS = [
   section('concurrencyLimiter', concurrencyLimiterRegistration),
   section('hedging', hedgingRegistration),
   section('retry', retryRegistration),
+  section('adaptiveThrottling', adaptiveThrottlingRegistration),
   section('circuitBreaker', circuitBreakerRegistration),
   section('timeout', timeoutRegistration),
   section('chaosLatency', chaosLatencyRegistration),

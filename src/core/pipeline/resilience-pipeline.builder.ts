@@ -1,3 +1,5 @@
+import { adaptiveThrottlingRegistration } from '../adaptive-throttling/adaptive-throttling.registration.js';
+import type { AdaptiveThrottlingStrategyOptions } from '../adaptive-throttling/adaptive-throttling.options.js';
 import {
   chaosBehaviorRegistration,
   chaosFaultRegistration,
@@ -224,6 +226,15 @@ export class ResiliencePipelineBuilder<T = unknown> {
       ...strategyRegistration(rateLimiterRegistration, { kind: 'concurrency', ...options }),
       type: 'concurrency-limiter',
     });
+  }
+
+  /**
+   * Rejects calls locally while the dependency refuses requests (Google SRE client-side throttling): with
+   * probability `max(0, (requests − k × accepts) / (requests + 1))` over a sliding window. Rejections
+   * throw `AdaptiveThrottlingRejectedError`.
+   */
+  addAdaptiveThrottling(options: AdaptiveThrottlingStrategyOptions<T> = {}): this {
+    return this.add(adaptiveThrottlingRegistration, options as AdaptiveThrottlingStrategyOptions<unknown>);
   }
 
   /**

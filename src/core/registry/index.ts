@@ -1,4 +1,5 @@
 export type {
+  AdaptiveThrottlingConfig,
   ChaosFaultConfig,
   ChaosLatencyConfig,
   ConcurrencyLimiterConfig,

@@ -1,5 +1,6 @@
 import { SetMetadata } from '@nestjs/common';
 import type {
+  AdaptiveThrottlingConfig,
   CircuitBreakerConfig,
   ConcurrencyLimiterConfig,
   HedgingConfig,
@@ -115,6 +116,17 @@ export function ConcurrencyLimit(nameOrLimit: string | ConcurrencyLimiterConfig)
 
 /** Another name for `@ConcurrencyLimit`. @publicApi */
 export const Bulkhead = ConcurrencyLimit;
+
+/**
+ * Throttles the method's calls on the client side while the dependency refuses requests (Google SRE's
+ * adaptive throttling): the `adaptiveThrottling` section of a configured pipeline, or inline options
+ * (a window per method). Local rejections throw `AdaptiveThrottlingRejectedError` (a 429 in a handler).
+ *
+ * @publicApi
+ */
+export function AdaptiveThrottling(nameOrOptions?: string | AdaptiveThrottlingConfig): MethodDecorator {
+  return recordResilienceSection('AdaptiveThrottling', 'adaptiveThrottling', spec(nameOrOptions));
+}
 
 /**
  * Hedges the method: starts another attempt when one is slow (or fails), the first acceptable outcome

@@ -50,6 +50,7 @@ export const DEFAULT_RESILIENCE_LOG_LEVELS: Readonly<Record<keyof ResilienceEven
   OnCircuitClosed: 'log',
   OnCircuitRejected: 'debug',
   OnRateLimiterRejected: 'debug',
+  OnAdaptiveThrottlingRejected: 'debug',
   OnHedging: 'debug',
   OnEndpointAttempt: 'debug',
   OnChaosInjected: 'debug',
@@ -202,6 +203,11 @@ export class ResilienceLoggerListener implements TelemetryListener {
       case 'OnRateLimiterRejected':
         if (event.arguments.retryAfter !== undefined) parts.push(`retryAfter=${ms(event.arguments.retryAfter)}`);
         break;
+      case 'OnAdaptiveThrottlingRejected': {
+        const { rejectProbability, requests, accepts } = event.arguments;
+        parts.push(`rejectProbability=${rejectProbability.toFixed(3)}`, `accepts=${accepts}/${requests}`);
+        break;
+      }
       case 'OnHedging':
         parts.push(`attempt=${event.arguments.attemptNumber}`);
         break;

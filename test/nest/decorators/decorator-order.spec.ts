@@ -11,6 +11,7 @@ describe('the decorators follow the one composition order', () => {
       'concurrencyLimiter',
       'hedging',
       'retry',
+      'adaptiveThrottling',
       'circuitBreaker',
       'timeout',
     ]);
@@ -21,6 +22,7 @@ describe('the decorators follow the one composition order', () => {
       '@ConcurrencyLimit',
       '@Hedging',
       '@Retry',
+      '@AdaptiveThrottling',
       '@CircuitBreaker',
       '@Timeout',
     ]);
