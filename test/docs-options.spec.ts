@@ -86,6 +86,7 @@ const KEY_LISTS: Record<string, readonly string[]> = {
     perAuthority: true,
     failureStatusCodes: true,
     idempotent: true,
+    propagateDeadline: true,
   }),
   oauth: keysOf<OAuthClientOptions & OAuthModuleOptions>({
     issuer: true,

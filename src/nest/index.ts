@@ -24,6 +24,15 @@ export {
 export { RESILIENCE_DECORATOR_ORDER, type ResilienceSection } from './decorators/resilience-method.metadata.js';
 export { ResilienceInterceptor } from './resilience.interceptor.js';
 export {
+  GRPC_TIMEOUT_HEADER,
+  parseGrpcTimeout,
+  parseRequestBudget,
+  readRequestBudget,
+  remainingBudget,
+  REQUEST_DEADLINE_HEADER,
+  RequestDeadlineInterceptor,
+} from './deadlines/index.js';
+export {
   ResilienceExceptionFilter,
   toResilienceHttpError,
   type ResilienceHttpError,

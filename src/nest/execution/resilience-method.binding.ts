@@ -6,7 +6,7 @@ import {
   type ResiliencePipeline,
 } from '../../core/index.js';
 import { collectObservable, isObservable, pipelineObservable } from './observable.util.js';
-import { runInResilienceContext } from './resilience-context.storage.js';
+import { currentResilienceContext, runInResilienceContext } from './resilience-context.storage.js';
 import { clientClosed, ResponseCancellationScope } from './response-cancellation.scope.js';
 import { ReturnedValueResult, type ReturnedKind } from './returned-value.result.js';
 
@@ -70,7 +70,10 @@ export function createMethodBinding(
 ): ResilienceMethodBinding {
   const returned: ReturnedKind | undefined = returnsObservable === undefined ? { kind: undefined } : undefined;
   const run = (self: unknown, args: unknown[], cancellation: CancellationSource | undefined): Promise<unknown> => {
-    const context = new ResilienceContext({ operationKey, cancellation });
+    // A call made inside another resilient call (before its first `await`, or anywhere with
+    // asyncContextPropagation) keeps that call's deadline: a caller's budget reaches every pipeline.
+    const deadline = currentResilienceContext()?.deadline;
+    const context = new ResilienceContext({ operationKey, cancellation, deadline });
     const invocation: MethodInvocation = { method, self, args, returned };
     if (recordInvocation) context.properties.set(METHOD_INVOCATION, invocation);
     return pipeline.execute(invokeMethod, context, invocation);

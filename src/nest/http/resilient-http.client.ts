@@ -3,6 +3,7 @@ import type { AxiosRequestConfig, AxiosResponse } from 'axios';
 import { defer, from, type Observable } from 'rxjs';
 import { ResilienceContext, type ResiliencePipeline, type ResiliencePipelineRegistry } from '../../core/index.js';
 import { currentResilienceContext } from '../execution/resilience-context.storage.js';
+import { REQUEST_DEADLINE_HEADER, remainingBudget } from '../deadlines/request-deadline.propagation.js';
 import { httpOperationKey } from './http-operation.key.js';
 import type { StandardHedgingHandler } from './standard-hedging.handler.js';
 import { exposeRetryAfter, HTTP_REQUEST_INFO, IDEMPOTENT_METHODS } from './standard-http-pipeline.js';
@@ -21,6 +22,8 @@ export interface ResilientHttpClientSettings {
   readonly idempotent: boolean;
   /** The standard hedging handler the requests go through instead of `pipeline`, when configured. */
   readonly hedging?: StandardHedgingHandler;
+  /** Each attempt sends the budget left before its deadline in `x-request-deadline-ms`. */
+  readonly propagateDeadline: boolean;
 }
 
 /** Per-request options on top of axios'. @publicApi */
@@ -71,7 +74,8 @@ export class ResilientHttpClient {
       hasIdempotencyKey(axiosConfig.headers);
     // Inside a decorated method or an intercepted handler, the request inherits that call's signal, so a
     // client that disconnects (or an enclosing timeout) cancels the socket too.
-    const parent = signal ?? currentResilienceContext()?.signal;
+    const outer = currentResilienceContext();
+    const parent = signal ?? outer?.signal;
     const hedging = this.settings.hedging;
     // The key names the client, the method and the route template or host: never a path or query value.
     const keyOf = (url: string): string =>
@@ -94,7 +98,8 @@ export class ResilientHttpClient {
       return hedging.execute<T, D>(axiosConfig, info, parent, keyOf(''));
     }
     const url = this.resolveUrl(axiosConfig.url);
-    const context = new ResilienceContext({ operationKey: keyOf(url), signal: parent });
+    // The caller's deadline (and so its budget, sent on each attempt) goes with the request.
+    const context = new ResilienceContext({ operationKey: keyOf(url), signal: parent, deadline: outer?.deadline });
     context.properties.set(HTTP_REQUEST_INFO, {
       method,
       url,
@@ -102,9 +107,12 @@ export class ResilientHttpClient {
       failureStatusCodes: this.settings.failureStatusCodes,
     });
     return this.pipelineFor(url).execute<AxiosResponse<T, D>>(async (ctx) => {
+      const headers = { ...(axiosConfig.headers as Record<string, unknown> | undefined) };
+      const budget = this.settings.propagateDeadline ? remainingBudget(ctx, this.registry.timeProvider) : undefined;
+      if (budget !== undefined) headers[REQUEST_DEADLINE_HEADER] = String(budget);
       const attempt: AxiosRequestConfig<D> = {
         ...axiosConfig,
-        headers: { ...(axiosConfig.headers as Record<string, unknown> | undefined) } as AxiosRequestConfig['headers'],
+        headers: headers as AxiosRequestConfig['headers'],
         signal: ctx.signal,
       };
       try {

@@ -53,6 +53,11 @@ export interface ResilientHttpModuleOptions extends AxiosRequestConfig {
   failureStatusCodes?: number[];
   /** Treat POST and PATCH as safe to repeat. Default false (set `idempotent` per request instead). */
   idempotent?: boolean;
+  /**
+   * Send the budget left before each attempt's deadline (the caller's, tightened by the pipeline's
+   * timeouts) in the `x-request-deadline-ms` header, when there is a deadline. Default true.
+   */
+  propagateDeadline?: boolean;
 }
 
 /** Creates a client's options (for `registerAsync({ useClass | useExisting })`). @publicApi */
@@ -224,11 +229,14 @@ function validateClient(
     perAuthority = true,
     failureStatusCodes = [],
     idempotent = false,
+    propagateDeadline = true,
     ...axiosOptions
   } = options;
   const axiosConfig = { ...axiosOptions } as AxiosRequestConfig & { name?: string };
   delete axiosConfig.name;
-  v.boolean('perAuthority', options.perAuthority).boolean('idempotent', options.idempotent);
+  v.boolean('perAuthority', options.perAuthority)
+    .boolean('idempotent', options.idempotent)
+    .boolean('propagateDeadline', options.propagateDeadline);
   if (!Array.isArray(failureStatusCodes))
     v.add('failureStatusCodes', failureStatusCodes, 'must be an array of statuses');
   else {
@@ -271,7 +279,7 @@ function validateClient(
   if (root.problems.length > before) return undefined;
 
   const http = new HttpService(axios.create(axiosConfig));
-  const settings = { name, perAuthority, failureStatusCodes, idempotent };
+  const settings = { name, perAuthority, failureStatusCodes, idempotent, propagateDeadline };
   if (hedging !== undefined) {
     const hedgingName = `http-hedging:${name}`;
     const handler = StandardHedgingHandler.create(http, registry, hedging, hedgingName, root, `${path}.hedging`);
