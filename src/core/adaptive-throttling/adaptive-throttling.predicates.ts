@@ -17,9 +17,16 @@ const REFUSAL_CODES: ReadonlySet<unknown> = new Set([8, 14, 'RESOURCE_EXHAUSTED'
 export function isOverloadRejection(value: unknown): boolean {
   if (typeof value !== 'object' || value === null) return false;
   if (isBrokenCircuitError(value)) return true;
-  const status = getHttpStatus(value);
-  if (status === 429 || status === 503) return true;
-  return REFUSAL_CODES.has((value as { code?: unknown }).code);
+  // The places `getHttpStatus` reads, without building its list (this runs on every call).
+  const v = value as { status?: unknown; statusCode?: unknown; response?: { status?: unknown }; code?: unknown };
+  if (isRefusalStatus(v.status) || isRefusalStatus(v.statusCode) || isRefusalStatus(v.response?.status)) return true;
+  const getStatus = (value as { getStatus?: unknown }).getStatus;
+  if (typeof getStatus === 'function' && isRefusalStatus(getHttpStatus(value))) return true;
+  return REFUSAL_CODES.has(v.code);
+}
+
+function isRefusalStatus(status: unknown): boolean {
+  return status === 429 || status === 503;
 }
 
 /**

@@ -17,7 +17,7 @@ import {
 } from './adaptive-throttling.options.js';
 import { isOverloadRejection } from './adaptive-throttling.predicates.js';
 import type { AdaptiveThrottlingPort, AdaptiveThrottlingStatistics } from './adaptive-throttling.state-provider.js';
-import { isCancellation } from '../context/cancellation.rule.js';
+import { isCancellationError } from '../resilience.errors.js';
 
 declare module '../resilience-strategy.interface.js' {
   interface StrategyPorts {
@@ -114,18 +114,8 @@ export class AdaptiveThrottlingStrategy<T> implements ResilienceStrategy<T>, Ada
       const p = adaptiveThrottlingRejectProbability(requests, accepts, this.k, this.maxRejectProbability);
       if (this.random() < p) return this.reject(context, p, requests + 1, accepts);
     }
-    if (this.options.shouldHandle === undefined) {
-      return next(context).then(
-        (value) => {
-          if (!isOverloadRejection(value)) counters.add(ACCEPTS);
-          return value;
-        },
-        (error: unknown) => {
-          if (!isOverloadRejection(error) || isCancellation(error, context)) counters.add(ACCEPTS);
-          throw error;
-        },
-      );
-    }
+    // The default predicate needs no context: one pair of handlers serves every call (no closure per call).
+    if (this.options.shouldHandle === undefined) return next(context).then(this.acceptValue, this.acceptError);
     return next(context).then(
       (value) => this.judge(outcomeFromValue(value), context).then(() => value),
       (error: unknown) =>
@@ -134,6 +124,18 @@ export class AdaptiveThrottlingStrategy<T> implements ResilienceStrategy<T>, Ada
         }),
     );
   }
+
+  /** A value is accepted unless it is a refusal (a 429 or 503 response). */
+  private readonly acceptValue = (value: T): T => {
+    if (!isOverloadRejection(value)) this.counters.add(ACCEPTS);
+    return value;
+  };
+
+  /** A failure is accepted unless it is a refusal; a cancellation is never one. */
+  private readonly acceptError = (error: unknown): never => {
+    if (!isOverloadRejection(error) || isCancellationError(error)) this.counters.add(ACCEPTS);
+    throw error;
+  };
 
   /** Counts an accept unless the user's predicate says the dependency refused the request. */
   private async judge(outcome: Outcome<T>, context: ResilienceContext): Promise<void> {
