@@ -7,6 +7,7 @@ import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ADAPTIVE_THROTTLING_OPTION_KEYS } from '../src/core/adaptive-throttling/adaptive-throttling.options.js';
 import { CHAOS_COMMON_OPTION_KEYS, CHAOS_KIND_OPTION_KEYS } from '../src/core/chaos/chaos.options.js';
 import { CIRCUIT_BREAKER_OPTION_KEYS } from '../src/core/circuit-breaker/circuit-breaker.options.js';
 import { FALLBACK_OPTION_KEYS } from '../src/core/fallback/fallback.options.js';
@@ -23,6 +24,7 @@ import type { ResilienceModuleOptions } from '../src/nest/resilience-module-opti
 import type { OAuthClientOptions } from '../src/oauth/oauth-client.options.js';
 import { STORE_KEYS } from '../src/redis/redis-resilience-store.factory.js';
 import {
+  adaptiveThrottlingRegistration,
   chaosBehaviorRegistration,
   chaosFaultRegistration,
   chaosLatencyRegistration,
@@ -56,6 +58,7 @@ const KEY_LISTS: Record<string, readonly string[]> = {
   circuitBreaker: CIRCUIT_BREAKER_OPTION_KEYS,
   hedging: HEDGING_OPTION_KEYS,
   rateLimiter: RATE_LIMITER_OPTION_KEYS,
+  adaptiveThrottling: ADAPTIVE_THROTTLING_OPTION_KEYS,
   chaos: CHAOS_COMMON_OPTION_KEYS,
   chaosKinds,
   chaosAll: [...CHAOS_COMMON_OPTION_KEYS, ...chaosKinds],
@@ -197,6 +200,7 @@ const PAGE_STRATEGIES: Record<string, Pick<StrategyDefinition, 'events'>[]> = {
   'docs/strategies/circuit-breaker.md': [circuitBreakerRegistration],
   'docs/strategies/hedging.md': [hedgingRegistration],
   'docs/strategies/rate-limiter.md': [rateLimiterRegistration, concurrencyLimiterRegistration],
+  'docs/strategies/adaptive-throttling.md': [adaptiveThrottlingRegistration],
   'docs/strategies/chaos.md': [
     chaosFaultRegistration,
     chaosLatencyRegistration,

@@ -44,6 +44,12 @@ describe('deadlines across services: HTTP → A → RPC → B', () => {
     expect(lastSeen().budget).toBeLessThanOrEqual(2_000);
   });
 
+  it('answers 504 when the deadline passes while the handler works (its signal aborts)', async () => {
+    const response = await request(services.a.getHttpServer()).get('/slow').set(REQUEST_DEADLINE_HEADER, '50');
+    expect(response.status).toBe(504);
+    expect(response.body).toEqual(expect.objectContaining({ statusCode: 504, error: 'Gateway Timeout' }));
+  });
+
   it("rejects a spent budget with 504 before A's handler runs (and B never hears of it)", async () => {
     const handled = services.state.handledByA;
     const seen = services.state.seenByB.length;
@@ -92,6 +98,20 @@ describe('deadlines across services: HTTP → A → RPC → B', () => {
       expect(lastSeen().budget).toBe(Infinity);
     } finally {
       client.close();
+    }
+  });
+});
+
+describe('an RPC client without propagateDeadline', () => {
+  it('sends the data as it is: B runs without a deadline', async () => {
+    const services = await startTwoServices({ clientOfA: {} });
+    try {
+      await request(services.a.getHttpServer()).get('/quote').set(REQUEST_DEADLINE_HEADER, '1500').expect(200);
+      expect(services.state.seenByB.at(-1)).toEqual(
+        expect.objectContaining({ budget: Infinity, data: { sku: 'A-1' } }),
+      );
+    } finally {
+      await services.close();
     }
   });
 });

@@ -113,6 +113,13 @@ function serviceA(
       await Promise.resolve(); // the call to B is made after an await: the context follows (asyncContextPropagation)
       return this.pricing.quote('A-1');
     }
+
+    /** Works until its signal aborts (the deadline passing). */
+    @Get('slow')
+    async slow(): Promise<never> {
+      const signal = currentResilienceContext()!.signal;
+      return new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason as Error)));
+    }
   }
 
   @Module({
