@@ -52,6 +52,27 @@ export function limitScenarios(): BenchScenario[] {
       ],
     },
     {
+      id: 'adaptive-throttling',
+      title: 'adaptive throttling, dependency accepting (the hot path), vs a fixed concurrency limiter',
+      cases: [
+        bareCase,
+        {
+          name: 'fixed concurrency limiter',
+          setup: () => {
+            const pipeline = new ResiliencePipelineBuilder().addConcurrencyLimiter(1_000_000).build();
+            return () => pipeline.execute(value);
+          },
+        },
+        {
+          name: 'nest-resilience',
+          setup: () => {
+            const pipeline = new ResiliencePipelineBuilder().addAdaptiveThrottling().build();
+            return () => pipeline.execute(value);
+          },
+        },
+      ],
+    },
+    {
       id: 'token-bucket',
       title: 'token bucket, admitted',
       cases: [

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ADAPTIVE_CONCURRENCY_OPTION_KEYS } from '../src/core/adaptive-concurrency/adaptive-concurrency.options.js';
+import { ADAPTIVE_THROTTLING_OPTION_KEYS } from '../src/core/adaptive-throttling/adaptive-throttling.options.js';
 import { CHAOS_COMMON_OPTION_KEYS, CHAOS_KIND_OPTION_KEYS } from '../src/core/chaos/chaos.options.js';
 import { CIRCUIT_BREAKER_OPTION_KEYS } from '../src/core/circuit-breaker/circuit-breaker.options.js';
 import { FALLBACK_OPTION_KEYS } from '../src/core/fallback/fallback.options.js';
@@ -25,6 +26,7 @@ import type { OAuthClientOptions } from '../src/oauth/oauth-client.options.js';
 import { STORE_KEYS } from '../src/redis/redis-resilience-store.factory.js';
 import {
   adaptiveConcurrencyRegistration,
+  adaptiveThrottlingRegistration,
   chaosBehaviorRegistration,
   chaosFaultRegistration,
   chaosLatencyRegistration,
@@ -59,6 +61,7 @@ const KEY_LISTS: Record<string, readonly string[]> = {
   hedging: HEDGING_OPTION_KEYS,
   rateLimiter: RATE_LIMITER_OPTION_KEYS,
   adaptiveConcurrency: ADAPTIVE_CONCURRENCY_OPTION_KEYS,
+  adaptiveThrottling: ADAPTIVE_THROTTLING_OPTION_KEYS,
   chaos: CHAOS_COMMON_OPTION_KEYS,
   chaosKinds,
   chaosAll: [...CHAOS_COMMON_OPTION_KEYS, ...chaosKinds],
@@ -91,6 +94,7 @@ const KEY_LISTS: Record<string, readonly string[]> = {
     failureStatusCodes: true,
     idempotent: true,
     upstreamErrorMapping: true,
+    propagateDeadline: true,
   }),
   oauth: keysOf<OAuthClientOptions & OAuthModuleOptions>({
     issuer: true,
@@ -202,6 +206,7 @@ const PAGE_STRATEGIES: Record<string, Pick<StrategyDefinition, 'events'>[]> = {
   'docs/strategies/hedging.md': [hedgingRegistration],
   'docs/strategies/rate-limiter.md': [rateLimiterRegistration, concurrencyLimiterRegistration],
   'docs/strategies/adaptive-concurrency.md': [adaptiveConcurrencyRegistration],
+  'docs/strategies/adaptive-throttling.md': [adaptiveThrottlingRegistration],
   'docs/strategies/chaos.md': [
     chaosFaultRegistration,
     chaosLatencyRegistration,

@@ -37,9 +37,11 @@ export {
 } from './outcome.predicates.js';
 export {
   BrokenCircuitError,
+  DeadlineExceededError,
   getRetryAfter,
   isBrokenCircuitError,
   isCancellationError,
+  isDeadlineExceededError,
   isIsolatedCircuitError,
   isRateLimiterRejectedError,
   isResilienceError,
@@ -178,6 +180,7 @@ export {
   PredicateRegistry,
   ResiliencePipelineRegistry,
   type AdaptiveConcurrencyConfig,
+  type AdaptiveThrottlingConfig,
   type ChaosFaultConfig,
   type CircuitInfo,
   type ChaosLatencyConfig,
@@ -220,6 +223,22 @@ export {
   type AdaptiveLimitChangedArguments,
   type OnAdaptiveConcurrencyRejectedArguments,
 } from './adaptive-concurrency/index.js';
+export {
+  AdaptiveThrottlingRejectedError,
+  AdaptiveThrottlingStateProvider,
+  adaptiveThrottlingRegistration,
+  adaptiveThrottlingRejectProbability,
+  DEFAULT_ADAPTIVE_THROTTLING_K,
+  DEFAULT_ADAPTIVE_THROTTLING_WINDOW,
+  handleOverloadRejection,
+  isAdaptiveThrottlingRejectedError,
+  isOverloadRejection,
+  type AdaptiveThrottlingPort,
+  type AdaptiveThrottlingPredicateArguments,
+  type AdaptiveThrottlingStatistics,
+  type AdaptiveThrottlingStrategyOptions,
+  type OnThrottledArguments,
+} from './adaptive-throttling/index.js';
 export {
   ChainedRateLimiter,
   ConcurrencyLimiter,

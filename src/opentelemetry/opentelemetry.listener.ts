@@ -565,6 +565,8 @@ function eventDetails(event: ResilienceEvent): Attributes {
         'concurrency.limit': event.arguments.limit,
         'concurrency.previous_limit': event.arguments.previousLimit,
       };
+    case 'OnAdaptiveThrottlingRejected':
+      return { 'throttle.reject_probability': event.arguments.rejectProbability };
     case 'OnChaosInjected':
       return { 'chaos.kind': event.arguments.kind };
     default:

@@ -1,4 +1,5 @@
 import { adaptiveConcurrencyRegistration } from '../adaptive-concurrency/adaptive-concurrency.registration.js';
+import { adaptiveThrottlingRegistration } from '../adaptive-throttling/adaptive-throttling.registration.js';
 import { chaosFaultRegistration, chaosLatencyRegistration } from '../chaos/chaos.registrations.js';
 import { circuitBreakerRegistration } from '../circuit-breaker/circuit-breaker.registration.js';
 import { concurrencyLimiterRegistration } from '../concurrency-limiter/concurrency-limiter.registration.js';
@@ -53,6 +54,7 @@ export const STRATEGY_SECTIONS = [
   section('adaptiveConcurrency', adaptiveConcurrencyRegistration),
   section('hedging', hedgingRegistration),
   section('retry', retryRegistration),
+  section('adaptiveThrottling', adaptiveThrottlingRegistration),
   section('circuitBreaker', circuitBreakerRegistration),
   section('timeout', timeoutRegistration),
   section('chaosLatency', chaosLatencyRegistration),

@@ -1,5 +1,7 @@
 import { adaptiveConcurrencyRegistration } from '../adaptive-concurrency/adaptive-concurrency.registration.js';
 import type { AdaptiveConcurrencyOptions } from '../adaptive-concurrency/adaptive-concurrency.options.js';
+import { adaptiveThrottlingRegistration } from '../adaptive-throttling/adaptive-throttling.registration.js';
+import type { AdaptiveThrottlingStrategyOptions } from '../adaptive-throttling/adaptive-throttling.options.js';
 import {
   chaosBehaviorRegistration,
   chaosFaultRegistration,
@@ -234,6 +236,15 @@ export class ResiliencePipelineBuilder<T = unknown> {
    */
   addAdaptiveConcurrencyLimiter(options: AdaptiveConcurrencyOptions = {}): this {
     return this.add(adaptiveConcurrencyRegistration, options);
+  }
+
+  /**
+   * Rejects calls locally while the dependency refuses requests (Google SRE client-side throttling): with
+   * probability `max(0, (requests − k × accepts) / (requests + 1))` over a sliding window. Rejections
+   * throw `AdaptiveThrottlingRejectedError`.
+   */
+  addAdaptiveThrottling(options: AdaptiveThrottlingStrategyOptions<T> = {}): this {
+    return this.add(adaptiveThrottlingRegistration, options as AdaptiveThrottlingStrategyOptions<unknown>);
   }
 
   /**

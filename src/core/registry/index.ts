@@ -1,5 +1,6 @@
 export type {
   AdaptiveConcurrencyConfig,
+  AdaptiveThrottlingConfig,
   ChaosFaultConfig,
   ChaosLatencyConfig,
   ConcurrencyLimiterConfig,

@@ -1,4 +1,5 @@
 import type { AdaptiveConcurrencyOptions } from '../adaptive-concurrency/adaptive-concurrency.options.js';
+import type { AdaptiveThrottlingStrategyOptions } from '../adaptive-throttling/adaptive-throttling.options.js';
 import type { ChaosFaultOptions, ChaosLatencyOptions } from '../chaos/chaos.options.js';
 import type { CircuitBreakerStrategyOptions } from '../circuit-breaker/circuit-breaker.options.js';
 import type { HedgingStrategyOptions } from '../hedging/hedging.options.js';
@@ -42,6 +43,19 @@ export type HedgingConfig = Omit<HedgingStrategyOptions<unknown>, 'shouldHandle'
   shouldHandle?: PredicateReference;
 };
 
+/**
+ * The `adaptiveThrottling` section: `AdaptiveThrottlingStrategyOptions` with `shouldHandle` as a
+ * predicate reference (the state provider is for code).
+ *
+ * @publicApi
+ */
+export type AdaptiveThrottlingConfig = Omit<
+  AdaptiveThrottlingStrategyOptions<unknown>,
+  'shouldHandle' | 'stateProvider'
+> & {
+  shouldHandle?: PredicateReference;
+};
+
 /** A fault to inject; `message` makes an `Error` with that message. @publicApi */
 export type ChaosFaultConfig = Omit<ChaosFaultOptions, 'fault'> & { fault?: unknown; message?: string };
 
@@ -56,7 +70,7 @@ export type FallbackConfig = Omit<FallbackStrategyOptions<unknown>, 'shouldHandl
 /**
  * The strategies of a named pipeline as plain data (JSON, YAML, environment config). Sections are
  * composed in a fixed order, outermost first: `fallback` → `totalTimeout` → `rateLimiter` →
- * `concurrencyLimiter` → `adaptiveConcurrency` → `hedging` → `retry` → `circuitBreaker` → `timeout` (per attempt) →
+ * `concurrencyLimiter` → `adaptiveConcurrency` → `hedging` → `retry` → `adaptiveThrottling` → `circuitBreaker` → `timeout` (per attempt) →
  * `chaosLatency` → `chaosFault`. Give `strategies` instead to choose the order yourself.
  *
  * ```json
@@ -82,6 +96,8 @@ export interface PipelineConfig {
   hedging?: HedgingConfig;
   /** Retries of handled failures. */
   retry?: RetryConfig;
+  /** Client-side throttling of each attempt when the dependency refuses requests (one window per pipeline instance). */
+  adaptiveThrottling?: AdaptiveThrottlingConfig;
   /** One circuit per pipeline instance, in the registry's store. */
   circuitBreaker?: CircuitBreakerConfig;
   /** A timeout per attempt (inside retry and the circuit breaker). */
@@ -98,6 +114,7 @@ export interface PipelineConfig {
 export type StrategyConfig =
   | ({ type: 'fallback' } & FallbackConfig)
   | ({ type: 'retry' } & RetryConfig)
+  | ({ type: 'adaptiveThrottling' } & AdaptiveThrottlingConfig)
   | ({ type: 'circuitBreaker' } & CircuitBreakerConfig)
   | ({ type: 'timeout' } & TimeoutStrategyOptions)
   | ({ type: 'rateLimiter' } & RateLimiterConfig)

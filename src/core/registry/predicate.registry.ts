@@ -1,3 +1,4 @@
+import { handleOverloadRejection } from '../adaptive-throttling/adaptive-throttling.predicates.js';
 import { handleHttpFailure, handleRetryableHttpFailure, handleTransientHttp } from '../http/http.predicates.js';
 import { anyOf, handleAllErrors, handleTransientNetworkErrors, type OutcomePredicate } from '../outcome.predicates.js';
 import { isTimeoutRejectedError } from '../resilience.errors.js';
@@ -11,6 +12,7 @@ export const BUILT_IN_PREDICATES: Readonly<Record<string, OutcomePredicate<unkno
   'http-transient': handleTransientHttp,
   'http-failure': handleHttpFailure,
   'http-retryable': handleRetryableHttpFailure,
+  overload: handleOverloadRejection,
   timeout: ({ outcome }) => !outcome.ok && isTimeoutRejectedError(outcome.error),
 };
 

@@ -1,6 +1,7 @@
 import { SetMetadata } from '@nestjs/common';
 import type {
   AdaptiveConcurrencyConfig,
+  AdaptiveThrottlingConfig,
   CircuitBreakerConfig,
   Criticality,
   ConcurrencyLimiterConfig,
@@ -140,6 +141,17 @@ export function AdaptiveConcurrencyLimit(nameOrOptions?: string | AdaptiveConcur
  */
 export function WithCriticality(criticality: Criticality): MethodDecorator {
   return recordMethodCriticality(criticality);
+}
+
+/**
+ * Throttles the method's calls on the client side while the dependency refuses requests (Google SRE's
+ * adaptive throttling): the `adaptiveThrottling` section of a configured pipeline, or inline options
+ * (a window per method). Local rejections throw `AdaptiveThrottlingRejectedError` (a 429 in a handler).
+ *
+ * @publicApi
+ */
+export function AdaptiveThrottling(nameOrOptions?: string | AdaptiveThrottlingConfig): MethodDecorator {
+  return recordResilienceSection('AdaptiveThrottling', 'adaptiveThrottling', spec(nameOrOptions));
 }
 
 /**

@@ -8,7 +8,7 @@ import {
   type ResiliencePipeline,
 } from '../../core/index.js';
 import { collectObservable, isObservable, pipelineObservable } from './observable.util.js';
-import { runInResilienceContext } from './resilience-context.storage.js';
+import { currentResilienceContext, runInResilienceContext } from './resilience-context.storage.js';
 import { clientClosed, ResponseCancellationScope } from './response-cancellation.scope.js';
 import { ReturnedValueResult, type ReturnedKind } from './returned-value.result.js';
 
@@ -79,7 +79,10 @@ export function createMethodBinding(
     cancellation: CancellationSource | undefined,
     criticality: Criticality | undefined = methodCriticality,
   ): Promise<unknown> => {
-    const context = new ResilienceContext({ operationKey, cancellation });
+    // A call made inside another resilient call (before its first `await`, or anywhere with
+    // asyncContextPropagation) keeps that call's deadline: a caller's budget reaches every pipeline.
+    const deadline = currentResilienceContext()?.deadline;
+    const context = new ResilienceContext({ operationKey, cancellation, deadline });
     if (criticality !== undefined) setCriticality(context, criticality);
     const invocation: MethodInvocation = { method, self, args, returned };
     if (recordInvocation) context.properties.set(METHOD_INVOCATION, invocation);

@@ -4,6 +4,7 @@ import { defer, from, type Observable } from 'rxjs';
 import { ResilienceContext, type ResiliencePipeline, type ResiliencePipelineRegistry } from '../../core/index.js';
 import { currentResilienceContext } from '../execution/resilience-context.storage.js';
 import { markUpstreamFailure, type UpstreamFailure } from '../upstream-failure.mapping.js';
+import { REQUEST_DEADLINE_HEADER, remainingBudget } from '../deadlines/request-deadline.propagation.js';
 import { httpOperationKey } from './http-operation.key.js';
 import type { StandardHedgingHandler } from './standard-hedging.handler.js';
 import { exposeRetryAfter, HTTP_REQUEST_INFO, IDEMPOTENT_METHODS } from './standard-http-pipeline.js';
@@ -24,6 +25,8 @@ export interface ResilientHttpClientSettings {
   readonly hedging?: StandardHedgingHandler;
   /** Mark failures after the pipeline for the exception filter's 502 / 504. */
   readonly upstreamErrorMapping?: boolean;
+  /** Each attempt sends the budget left before its deadline in `x-request-deadline-ms`. */
+  readonly propagateDeadline: boolean;
 }
 
 /** Per-request options on top of axios'. @publicApi */
@@ -74,7 +77,8 @@ export class ResilientHttpClient {
       hasIdempotencyKey(axiosConfig.headers);
     // Inside a decorated method or an intercepted handler, the request inherits that call's signal, so a
     // client that disconnects (or an enclosing timeout) cancels the socket too.
-    const parent = signal ?? currentResilienceContext()?.signal;
+    const outer = currentResilienceContext();
+    const parent = signal ?? outer?.signal;
     const hedging = this.settings.hedging;
     // The key names the client, the method and the route template or host: never a path or query value.
     const keyOf = (url: string): string =>
@@ -97,7 +101,8 @@ export class ResilientHttpClient {
       return this.mapped(hedging.execute<T, D>(axiosConfig, info, parent, keyOf('')), keyOf(''));
     }
     const url = this.resolveUrl(axiosConfig.url);
-    const context = new ResilienceContext({ operationKey: keyOf(url), signal: parent });
+    // The caller's deadline (and so its budget, sent on each attempt) goes with the request.
+    const context = new ResilienceContext({ operationKey: keyOf(url), signal: parent, deadline: outer?.deadline });
     context.properties.set(HTTP_REQUEST_INFO, {
       method,
       url,
@@ -105,9 +110,12 @@ export class ResilientHttpClient {
       failureStatusCodes: this.settings.failureStatusCodes,
     });
     const sent = this.pipelineFor(url).execute<AxiosResponse<T, D>>(async (ctx) => {
+      const headers = { ...(axiosConfig.headers as Record<string, unknown> | undefined) };
+      const budget = this.settings.propagateDeadline ? remainingBudget(ctx, this.registry.timeProvider) : undefined;
+      if (budget !== undefined) headers[REQUEST_DEADLINE_HEADER] = String(budget);
       const attempt: AxiosRequestConfig<D> = {
         ...axiosConfig,
-        headers: { ...(axiosConfig.headers as Record<string, unknown> | undefined) } as AxiosRequestConfig['headers'],
+        headers: headers as AxiosRequestConfig['headers'],
         signal: ctx.signal,
       };
       try {

@@ -61,6 +61,11 @@ export interface ResilientHttpModuleOptions extends AxiosRequestConfig {
    * `httpErrorMapping` (on by default). Default false.
    */
   upstreamErrorMapping?: boolean;
+  /**
+   * Send the budget left before each attempt's deadline (the caller's, tightened by the pipeline's
+   * timeouts) in the `x-request-deadline-ms` header, when there is a deadline. Default true.
+   */
+  propagateDeadline?: boolean;
 }
 
 /** Creates a client's options (for `registerAsync({ useClass | useExisting })`). @publicApi */
@@ -233,13 +238,15 @@ function validateClient(
     failureStatusCodes = [],
     idempotent = false,
     upstreamErrorMapping = false,
+    propagateDeadline = true,
     ...axiosOptions
   } = options;
   const axiosConfig = { ...axiosOptions } as AxiosRequestConfig & { name?: string };
   delete axiosConfig.name;
   v.boolean('perAuthority', options.perAuthority)
     .boolean('idempotent', options.idempotent)
-    .boolean('upstreamErrorMapping', options.upstreamErrorMapping);
+    .boolean('upstreamErrorMapping', options.upstreamErrorMapping)
+    .boolean('propagateDeadline', options.propagateDeadline);
   if (!Array.isArray(failureStatusCodes))
     v.add('failureStatusCodes', failureStatusCodes, 'must be an array of statuses');
   else {
@@ -282,7 +289,7 @@ function validateClient(
   if (root.problems.length > before) return undefined;
 
   const http = new HttpService(axios.create(axiosConfig));
-  const settings = { name, perAuthority, failureStatusCodes, idempotent, upstreamErrorMapping };
+  const settings = { name, perAuthority, failureStatusCodes, idempotent, upstreamErrorMapping, propagateDeadline };
   if (hedging !== undefined) {
     const hedgingName = `http-hedging:${name}`;
     const handler = StandardHedgingHandler.create(http, registry, hedging, hedgingName, root, `${path}.hedging`);

@@ -51,6 +51,7 @@ export const DEFAULT_RESILIENCE_LOG_LEVELS: Readonly<Record<keyof ResilienceEven
   OnCircuitRejected: 'debug',
   OnRateLimiterRejected: 'debug',
   OnAdaptiveLimitChanged: 'debug',
+  OnAdaptiveThrottlingRejected: 'debug',
   OnHedging: 'debug',
   OnEndpointAttempt: 'debug',
   OnChaosInjected: 'debug',
@@ -204,6 +205,11 @@ export class ResilienceLoggerListener implements TelemetryListener {
         if (event.arguments.reason === 'shed') parts.push('reason=shed');
         if (event.arguments.retryAfter !== undefined) parts.push(`retryAfter=${ms(event.arguments.retryAfter)}`);
         break;
+      case 'OnAdaptiveThrottlingRejected': {
+        const { rejectProbability, requests, accepts } = event.arguments;
+        parts.push(`rejectProbability=${rejectProbability.toFixed(3)}`, `accepts=${accepts}/${requests}`);
+        break;
+      }
       case 'OnHedging':
         parts.push(`attempt=${event.arguments.attemptNumber}`);
         break;

@@ -12,6 +12,7 @@ describe('the decorators follow the one composition order', () => {
       'adaptiveConcurrency',
       'hedging',
       'retry',
+      'adaptiveThrottling',
       'circuitBreaker',
       'timeout',
     ]);
@@ -23,6 +24,7 @@ describe('the decorators follow the one composition order', () => {
       '@AdaptiveConcurrencyLimit',
       '@Hedging',
       '@Retry',
+      '@AdaptiveThrottling',
       '@CircuitBreaker',
       '@Timeout',
     ]);
