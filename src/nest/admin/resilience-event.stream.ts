@@ -452,6 +452,8 @@ export class ResilienceEventStream implements TelemetryListener {
   observeCircuits(circuits: readonly CircuitInfo[]): void {
     const now = this.now();
     for (const c of circuits) {
+      // A circuit that never changed state (closed since it was made) has no history to show yet.
+      if (c.lastTransitionAt <= 0 && c.state === 'closed') continue;
       const at = c.lastTransitionAt > 0 && c.lastTransitionAt <= now ? c.lastTransitionAt : now;
       this.recordState(c.pipelineName, c.instanceKey, c.strategyName, c.state, at);
     }
