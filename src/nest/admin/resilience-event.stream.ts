@@ -77,13 +77,17 @@ export interface StatisticsSeries {
   readonly step: number;
   /** Wall-clock milliseconds at the end of the last step. */
   readonly end: number;
+  /** Executions per step. */
   readonly calls: readonly number[];
+  /** Failed executions per step. */
   readonly failures: readonly number[];
+  /** Refused calls per step. */
   readonly rejections: readonly number[];
 }
 
 /** A circuit's state from a moment on, as the dashboard charts it. @publicApi */
 export interface CircuitStateChange {
+  /** The state the circuit entered. */
   readonly state: CircuitState;
   /** Wall-clock milliseconds. */
   readonly at: number;
@@ -91,9 +95,13 @@ export interface CircuitStateChange {
 
 /** The last state changes of one circuit, oldest first (at most 20). @publicApi */
 export interface CircuitStateHistory {
+  /** The pipeline (or decorated method, `Class.method`) the breaker belongs to. */
   readonly pipelineName: string;
+  /** The pipeline's instance key, when it has one. */
   readonly instanceKey: string | undefined;
+  /** The breaker's `name` option, when set. */
   readonly strategyName: string | undefined;
+  /** Its changes, oldest first. */
   readonly changes: readonly CircuitStateChange[];
 }
 

@@ -11,9 +11,13 @@ import type { PipelineStatistics, ResilienceEventStream } from './resilience-eve
 
 /** One circuit as an instance of the fleet sees it. @publicApi */
 export interface FleetCircuit {
+  /** The pipeline (or decorated method, `Class.method`) the breaker belongs to. */
   readonly pipelineName: string;
+  /** The pipeline's instance key, when it has one. */
   readonly instanceKey: string | undefined;
+  /** The breaker's `name` option, when set. */
   readonly strategyName: string | undefined;
+  /** The circuit's state as the instance last read it. */
   readonly state: CircuitState;
   /** While open: milliseconds until a probe is admitted, as of the instance's last publish. */
   readonly retryAfter: number | undefined;
@@ -23,13 +27,19 @@ export interface FleetCircuit {
 
 /** One pipeline instance's call figures (last minute) as an instance of the fleet counted them. @publicApi */
 export interface FleetPipeline {
+  /** The pipeline's name. */
   readonly pipelineName: string;
+  /** The pipeline instance's name (a registry key), when it has one. */
   readonly instanceName: string | undefined;
+  /** Executions in the last minute. */
   readonly calls: number;
+  /** Executions in the last minute that failed. */
   readonly failures: number;
+  /** Calls refused by a circuit or a limiter in the last minute. */
   readonly rejections: number;
   /** Calls per second over the last minute. */
   readonly callRate: number;
+  /** Over the instance's last executions, in milliseconds (undefined in the fleet's sums). */
   readonly latency: { readonly p50: number; readonly p99: number } | undefined;
 }
 
@@ -43,7 +53,9 @@ export interface FleetInstance {
   readonly lastSeen: number;
   /** Not heard of for more than five of its intervals: left out of the totals. */
   readonly stale: boolean;
+  /** Its circuits, as of its last publish. */
   readonly circuits: readonly FleetCircuit[];
+  /** Its call figures per pipeline instance (those with calls in the last minute). */
   readonly pipelines: readonly FleetPipeline[];
 }
 
