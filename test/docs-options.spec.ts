@@ -24,6 +24,7 @@ import type { OAuthModuleOptions } from '../src/nest/oauth/oauth.module.js';
 import type { ResilienceModuleOptions } from '../src/nest/resilience-module-options.interface.js';
 import type { OAuthClientOptions } from '../src/oauth/oauth-client.options.js';
 import { STORE_KEYS } from '../src/redis/redis-resilience-store.factory.js';
+import { FLEET_OPTION_KEYS } from '../src/nest/admin/resilience-admin.options.js';
 import {
   adaptiveConcurrencyRegistration,
   adaptiveThrottlingRegistration,
@@ -68,6 +69,7 @@ const KEY_LISTS: Record<string, readonly string[]> = {
   budget: RETRY_BUDGET_OPTION_KEYS,
   pipelineConfig: [...PIPELINE_SECTION_ORDER, 'strategies'],
   redisStore: STORE_KEYS,
+  adminFleet: FLEET_OPTION_KEYS,
   forRoot: [
     ...keysOf<ResilienceModuleOptions>({
       pipelines: true,

@@ -29,6 +29,8 @@ export class RedisAvailability {
       /** Names the part in log lines, e.g. `Redis circuit-breaker store`. */
       readonly what: string;
       readonly outageMode: string;
+      /** What happens while it is down, for the log line. Default: `using the "<outageMode>" outage mode`. */
+      readonly whileDown?: string;
       readonly retryInterval: number;
       readonly time: TimeProvider;
       readonly logger: StoreLogger;
@@ -83,7 +85,7 @@ export class RedisAvailability {
     this.outages.set(node, this.options.time.now() + this.options.retryInterval);
     if (!first) return;
     this.options.logger.warn(
-      `${this.options.what} unavailable${where(node)} (${describeError(error)}); using the "${this.options.outageMode}" outage mode until it is back.`,
+      `${this.options.what} unavailable${where(node)} (${describeError(error)}); ${this.options.whileDown ?? `using the "${this.options.outageMode}" outage mode`} until it is back.`,
     );
     this.options.onChange?.(false, error);
   }

@@ -15,6 +15,7 @@ import {
   validateRedisConnectionOptions,
   type RedisConnectionOptions,
 } from './redis-connection.factory.js';
+import { RedisFleetChannel } from './redis-fleet.channel.js';
 import { RedisPendingAuthorizationStore } from './redis-pending-authorization.store.js';
 import { RedisRateLimiter, type DistributedRateLimit } from './redis-rate-limiter.js';
 import { applicationName, DEFAULT_OPERATION_TIMEOUT, KEY_PREFIX_REQUIRED } from './redis.util.js';
@@ -32,6 +33,8 @@ export interface RedisStores {
   readonly store: RedisCircuitBreakerStateStore;
   readonly distributedLimiter: (id: string, options: RateLimiterStrategyOptions) => RateLimiter;
   readonly pendingAuthorizationStore: () => PendingAuthorizationStore;
+  /** The fleet's stats on the same connection (made on first use). */
+  readonly fleetChannel: () => RedisFleetChannel;
   /** Sends waiting successes, then closes the connection if it was opened here. */
   close(): Promise<void>;
 }
@@ -121,8 +124,17 @@ export async function createRedisStores(
     logger: context.logger,
     onAvailabilityChange: context.onAvailabilityChange,
   });
+  let fleet: RedisFleetChannel | undefined;
   return {
     store,
+    fleetChannel: () =>
+      (fleet ??= new RedisFleetChannel(client, {
+        keyPrefix: storeOptions.keyPrefix,
+        operationTimeout: storeOptions.operationTimeout,
+        retryInterval: storeOptions.retryInterval,
+        logger: context.logger,
+        timeProvider: context.timeProvider,
+      })),
     pendingAuthorizationStore: () => new RedisPendingAuthorizationStore(client, { keyPrefix: storeOptions.keyPrefix }),
     distributedLimiter: (id, limitOptions) =>
       new RedisRateLimiter({
