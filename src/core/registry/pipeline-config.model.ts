@@ -31,8 +31,9 @@ export type TimeoutConfig = number | TimeoutStrategyOptions;
 /** The `rateLimiter` section: `RateLimiterStrategyOptions`. @publicApi */
 export type RateLimiterConfig = RateLimiterStrategyOptions;
 
-/** Concurrent calls, or the limit with a queue. @publicApi */
-export type ConcurrencyLimiterConfig = number | { permitLimit: number; queueLimit?: number; name?: string };
+/** Concurrent calls, or the limit with a queue (and the share `sheddable` calls may fill). @publicApi */
+export type ConcurrencyLimiterConfig =
+  number | { permitLimit: number; queueLimit?: number; sheddableRatio?: number; name?: string };
 
 /** The `adaptiveConcurrency` section: an initial limit, or `AdaptiveConcurrencyOptions` without the callbacks. @publicApi */
 export type AdaptiveConcurrencyConfig =
@@ -118,7 +119,7 @@ export type StrategyConfig =
   | ({ type: 'circuitBreaker' } & CircuitBreakerConfig)
   | ({ type: 'timeout' } & TimeoutStrategyOptions)
   | ({ type: 'rateLimiter' } & RateLimiterConfig)
-  | { type: 'concurrencyLimiter'; permitLimit: number; queueLimit?: number; name?: string }
+  | { type: 'concurrencyLimiter'; permitLimit: number; queueLimit?: number; sheddableRatio?: number; name?: string }
   | ({ type: 'adaptiveConcurrency' } & Exclude<AdaptiveConcurrencyConfig, number>)
   | ({ type: 'hedging' } & HedgingConfig)
   | ({ type: 'chaosLatency' } & ChaosLatencyConfig)

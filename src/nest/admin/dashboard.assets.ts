@@ -113,7 +113,7 @@ export const DASHBOARD_HTML = `<!doctype html>
     <h2 id="limiters-title">Limiters <span class="muted">(charts: since the page opened)</span></h2>
     <p class="empty" data-empty="limiters">No limiter yet: limiters appear once their pipeline has run.</p>
     <div class="table-wrap" hidden><table id="limiters">
-      <thead><tr><th>pipeline</th><th>kind</th><th>limit</th><th>in use</th><th>queued</th></tr></thead>
+      <thead><tr><th>pipeline</th><th>kind</th><th>limit</th><th>in use</th><th>queued</th><th>throttle: requests / accepts, reject probability</th></tr></thead>
       <tbody></tbody>
     </table></div>
   </section>
@@ -484,8 +484,14 @@ export const DASHBOARD_JS = `'use strict';
         el('td', { text: l.permitLimit === undefined || l.permitLimit === null ? '–' : String(l.permitLimit) }),
         el('td', null, [el('span', { class: 'value', text: inUse === null ? '–' : String(inUse) }), spark(inUse === null ? [] : seen.inUse, { label: 'in use (dashed: the limit) since the page opened', reference: l.permitLimit })]),
         el('td', null, [el('span', { class: 'value', text: String(l.queueLength) + (l.queueLimit ? ' / ' + l.queueLimit : '') }), spark(seen.queued, { label: 'queued since the page opened', reference: l.queueLimit })]),
+        el('td', { 'data-throttle': l.throttle ? 'yes' : 'no', text: throttleText(l.throttle) }),
       ]));
     });
+  }
+  /** Adaptive throttling's figures: requests / accepts in its window, and the reject probability. */
+  function throttleText(t) {
+    if (!t) return '–';
+    return t.requests + ' / ' + t.accepts + ', ' + Math.round(t.rejectProbability * 100) + ' %';
   }
   function sampleLimiters() {
     state.limiters.forEach(function (l) {

@@ -1,4 +1,5 @@
-import type { ResilienceContext, TimeProvider } from '../../core/index.js';
+import { parseCriticality, type Criticality, type ResilienceContext, type TimeProvider } from '../../core/index.js';
+import { DEFAULT_CRITICALITY_HEADER } from '../execution/route-criticality.js';
 
 /**
  * The HTTP header (and RPC payload field) that carries the caller's remaining budget: whole milliseconds
@@ -78,15 +79,31 @@ export function remainingBudget(context: ResilienceContext, time: TimeProvider):
 }
 
 /**
- * `data` with the budget in its `x-request-deadline-ms` field, for an RPC message: a copy of a plain
- * object (the caller's object is left as it is). Data that is not a plain object cannot carry it and is
- * returned as it is.
+ * `data` with the budget in its `x-request-deadline-ms` field and the criticality in its `x-criticality`
+ * field (each when given), for an RPC message: a copy of a plain object (the caller's object is left as
+ * it is). Data that is not a plain object cannot carry them and is returned as it is.
  *
  * @internal
  */
-export function withRequestBudget(data: unknown, budget: number | undefined): unknown {
-  if (budget === undefined || !isPlainObject(data)) return data;
-  return { ...data, [REQUEST_DEADLINE_HEADER]: budget };
+export function withRequestBudget(data: unknown, budget: number | undefined, criticality?: Criticality): unknown {
+  if ((budget === undefined && criticality === undefined) || !isPlainObject(data)) return data;
+  const sent: Record<string, unknown> = { ...data };
+  if (budget !== undefined) sent[REQUEST_DEADLINE_HEADER] = budget;
+  if (criticality !== undefined) sent[DEFAULT_CRITICALITY_HEADER] = criticality;
+  return sent;
+}
+
+/**
+ * Takes the criticality out of an RPC message's data (its `x-criticality` field) and returns it;
+ * `undefined` when the data carries none, or a value that names none.
+ *
+ * @internal
+ */
+export function takeRequestCriticality(data: unknown): Criticality | undefined {
+  if (!isPlainObject(data) || !(DEFAULT_CRITICALITY_HEADER in data)) return undefined;
+  const criticality = parseCriticality(data[DEFAULT_CRITICALITY_HEADER]);
+  delete data[DEFAULT_CRITICALITY_HEADER];
+  return criticality;
 }
 
 /**

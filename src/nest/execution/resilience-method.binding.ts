@@ -11,6 +11,7 @@ import { collectObservable, isObservable, pipelineObservable } from './observabl
 import { currentResilienceContext, runInResilienceContext } from './resilience-context.storage.js';
 import { clientClosed, ResponseCancellationScope } from './response-cancellation.scope.js';
 import { ReturnedValueResult, type ReturnedKind } from './returned-value.result.js';
+import { callerCriticality } from './route-criticality.js';
 
 /**
  * How a bound method runs: built by the explorer when the application initialises.
@@ -80,10 +81,12 @@ export function createMethodBinding(
     criticality: Criticality | undefined = methodCriticality,
   ): Promise<unknown> => {
     // A call made inside another resilient call (before its first `await`, or anywhere with
-    // asyncContextPropagation) keeps that call's deadline: a caller's budget reaches every pipeline.
-    const deadline = currentResilienceContext()?.deadline;
-    const context = new ResilienceContext({ operationKey, cancellation, deadline });
-    if (criticality !== undefined) setCriticality(context, criticality);
+    // asyncContextPropagation) keeps that call's deadline: a caller's budget reaches every pipeline. It
+    // keeps that call's criticality too, unless the route's header or the method's own decorator sets one.
+    const outer = currentResilienceContext();
+    const context = new ResilienceContext({ operationKey, cancellation, deadline: outer?.deadline });
+    const effective = criticality ?? callerCriticality(outer);
+    if (effective !== undefined) setCriticality(context, effective);
     const invocation: MethodInvocation = { method, self, args, returned };
     if (recordInvocation) context.properties.set(METHOD_INVOCATION, invocation);
     return pipeline.execute(invokeMethod, context, invocation);

@@ -1,6 +1,6 @@
 import { Req } from '@nestjs/common';
 import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
-import { parseCriticality, type Criticality } from '../../core/index.js';
+import { getCriticality, parseCriticality, type Criticality, type ResilienceContext } from '../../core/index.js';
 
 /** The default request header that carries a call's criticality. @publicApi */
 export const DEFAULT_CRITICALITY_HEADER = 'x-criticality';
@@ -30,6 +30,16 @@ export function requestArgumentIndex(controller: object, methodName: string, dec
   Req()((controller as { prototype: object }).prototype, methodName, index);
   methods.set(methodName, index);
   return index;
+}
+
+/**
+ * The criticality a call hands on, to the calls it makes and the services it calls: its own, unless it is
+ * `default` (what a call without one has anyway). @internal
+ */
+export function callerCriticality(context: ResilienceContext | undefined): Criticality | undefined {
+  if (context === undefined) return undefined;
+  const criticality = getCriticality(context);
+  return criticality === 'default' ? undefined : criticality;
 }
 
 /** The criticality a request's `header` names, if it names one. @internal */

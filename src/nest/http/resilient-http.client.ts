@@ -1,8 +1,14 @@
 import type { HttpService } from '@nestjs/axios';
 import { isAxiosError, type AxiosRequestConfig, type AxiosResponse } from 'axios';
 import { defer, from, type Observable } from 'rxjs';
-import { ResilienceContext, type ResiliencePipeline, type ResiliencePipelineRegistry } from '../../core/index.js';
+import {
+  ResilienceContext,
+  setCriticality,
+  type ResiliencePipeline,
+  type ResiliencePipelineRegistry,
+} from '../../core/index.js';
 import { currentResilienceContext } from '../execution/resilience-context.storage.js';
+import { callerCriticality, DEFAULT_CRITICALITY_HEADER } from '../execution/route-criticality.js';
 import { markUpstreamFailure, type UpstreamFailure } from '../upstream-failure.mapping.js';
 import { REQUEST_DEADLINE_HEADER, remainingBudget } from '../deadlines/request-deadline.propagation.js';
 import { httpOperationKey } from './http-operation.key.js';
@@ -101,8 +107,10 @@ export class ResilientHttpClient {
       return this.mapped(hedging.execute<T, D>(axiosConfig, info, parent, keyOf('')), keyOf(''));
     }
     const url = this.resolveUrl(axiosConfig.url);
-    // The caller's deadline (and so its budget, sent on each attempt) goes with the request.
+    // The caller's deadline (and so its budget, sent on each attempt) and criticality go with the request.
     const context = new ResilienceContext({ operationKey: keyOf(url), signal: parent, deadline: outer?.deadline });
+    const criticality = callerCriticality(outer);
+    if (criticality !== undefined) setCriticality(context, criticality);
     context.properties.set(HTTP_REQUEST_INFO, {
       method,
       url,
@@ -113,6 +121,9 @@ export class ResilientHttpClient {
       const headers = { ...(axiosConfig.headers as Record<string, unknown> | undefined) };
       const budget = this.settings.propagateDeadline ? remainingBudget(ctx, this.registry.timeProvider) : undefined;
       if (budget !== undefined) headers[REQUEST_DEADLINE_HEADER] = String(budget);
+      if (this.settings.propagateDeadline && criticality !== undefined) {
+        headers[DEFAULT_CRITICALITY_HEADER] = criticality;
+      }
       const attempt: AxiosRequestConfig<D> = {
         ...axiosConfig,
         headers: headers as AxiosRequestConfig['headers'],

@@ -2,6 +2,7 @@ import type { ClientProxy } from '@nestjs/microservices';
 import { Observable } from 'rxjs';
 import {
   ResilienceContext,
+  setCriticality,
   TimeoutRejectedError,
   type PipelineConfig,
   type ResiliencePipeline,
@@ -11,6 +12,7 @@ import {
 } from '../../core/index.js';
 import { currentResilienceContext } from '../index.js';
 import { remainingBudget, withRequestBudget } from '../deadlines/request-deadline.propagation.js';
+import { callerCriticality } from '../execution/route-criticality.js';
 import type { ResilientClientSettings, ResilientPatternOptions } from './resilient-client.options.js';
 import { RPC_CALL_INFO, type RemoteRpcErrorPredicate, type RpcCallInfo } from './rpc.predicates.js';
 
@@ -197,9 +199,13 @@ export class ResilientClientProxy {
     return plan;
   }
 
-  /** The data an attempt sends: with the budget left before its deadline, when the pattern propagates it. */
+  /**
+   * The data an attempt sends: with the budget left before its deadline and the call's criticality (when
+   * not `default`), when the pattern propagates the deadline.
+   */
   private dataFor(plan: PatternPlan, data: unknown, ctx: ResilienceContext): unknown {
-    return plan.propagateDeadline ? withRequestBudget(data, remainingBudget(ctx, this.registry.timeProvider)) : data;
+    if (!plan.propagateDeadline) return data;
+    return withRequestBudget(data, remainingBudget(ctx, this.registry.timeProvider), callerCriticality(ctx));
   }
 
   private run(call: RunningCall, start: (ctx: ResilienceContext) => Observable<unknown>): Promise<unknown[]> {
@@ -291,7 +297,8 @@ class RunningCall {
     readonly info: RpcCallInfo,
     given: AbortSignal | undefined,
   ) {
-    // Inside a decorated method or an intercepted handler, the call inherits that call's signal and deadline.
+    // Inside a decorated method or an intercepted handler, the call inherits that call's signal, deadline
+    // and criticality.
     const outer = currentResilienceContext();
     this.parent = given ?? outer?.signal;
     // A signal per call is made only where signals are followed anyway (a caller's signal, a pipeline
@@ -310,6 +317,8 @@ class RunningCall {
       deadline: outer?.deadline,
     });
     this.context.properties.set(RPC_CALL_INFO, info);
+    const criticality = callerCriticality(outer);
+    if (criticality !== undefined) setCriticality(this.context, criticality);
   }
 
   get hasSignal(): boolean {

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ClientProxyFactory, Transport } from '@nestjs/microservices';
 import { lastValueFrom } from 'rxjs';
 import request from 'supertest';
-import { REQUEST_DEADLINE_HEADER } from '../../../src/nest/index.js';
+import { getCriticality } from '../../../src/index.js';
+import { DEFAULT_CRITICALITY_HEADER, REQUEST_DEADLINE_HEADER } from '../../../src/nest/index.js';
 import { startTwoServices } from './two-services.fixture.js';
 
 describe('deadlines across services: HTTP → A → RPC → B', () => {
@@ -113,5 +114,50 @@ describe('an RPC client without propagateDeadline', () => {
     } finally {
       await services.close();
     }
+  });
+});
+
+describe('priority shedding across services: x-criticality at A reaches the limiter of B', () => {
+  let services: Awaited<ReturnType<typeof startTwoServices>>;
+
+  beforeAll(async () => {
+    // B's limited handler: 2 permits, no queue; sheddable calls only while fewer than 1 runs.
+    services = await startTwoServices();
+  });
+
+  afterAll(async () => {
+    await services.close();
+  });
+
+  const limitedQuote = (criticality?: string, hold = false) => {
+    const call = request(services.a.getHttpServer()).get(`/limited-quote${hold ? '?hold=true' : ''}`);
+    return criticality ? call.set(DEFAULT_CRITICALITY_HEADER, criticality) : call;
+  };
+
+  it('sheds a sheddable request while a critical one gets through, and sends the criticality on to B', async () => {
+    // One critical call holds a permit of B's limiter: the sheddable share (half of 2) is used up.
+    const holding = limitedQuote('critical', true).then((r) => r);
+    while (services.state.held.length === 0) await new Promise((resolve) => setImmediate(resolve));
+    expect(getCriticality(services.state.seenByB.at(-1)!.context!)).toBe('critical');
+    const seen = services.state.seenByB.length;
+
+    const sheddable = await limitedQuote('sheddable');
+    expect(sheddable.status).toBe(429);
+    expect(sheddable.body).toEqual(expect.objectContaining({ status: 429, error: 'Too Many Requests' }));
+    expect(services.state.seenByB).toHaveLength(seen); // B's handler never ran for it
+
+    // A request without a criticality (default) may use the whole limit: it gets through too.
+    expect((await limitedQuote()).status).toBe(200);
+    const critical = await limitedQuote('critical');
+    expect(critical.status).toBe(200);
+    expect(critical.body).toEqual({ sku: 'A-2', price: 42 });
+    expect(services.state.seenByB).toHaveLength(seen + 2);
+    expect(services.state.seenByB.at(-1)!.data).toEqual({ sku: 'A-2', hold: false });
+
+    services.state.releaseHeld();
+    expect((await holding).status).toBe(200);
+    // With the limiter free again, a sheddable request runs too.
+    expect((await limitedQuote('sheddable')).status).toBe(200);
+    expect(getCriticality(services.state.seenByB.at(-1)!.context!)).toBe('sheddable');
   });
 });

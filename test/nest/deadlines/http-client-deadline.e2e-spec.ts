@@ -3,7 +3,13 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Inject, Injectable } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import type { AxiosResponse } from 'axios';
-import { REQUEST_DEADLINE_HEADER, ResilienceModule, Timeout } from '../../../src/nest/index.js';
+import {
+  DEFAULT_CRITICALITY_HEADER,
+  REQUEST_DEADLINE_HEADER,
+  ResilienceModule,
+  Timeout,
+  WithCriticality,
+} from '../../../src/nest/index.js';
 import { getResilientHttpClientToken, ResilientHttpClient, ResilientHttpModule } from '../../../src/nest/http/index.js';
 import { json, Replica } from '../http/replica.server.js';
 
@@ -16,17 +22,26 @@ class Catalog {
   product(url: string): Promise<AxiosResponse> {
     return this.http.get(url);
   }
+
+  /** The same, for a call that may be shed: the service called sees its criticality. */
+  @Timeout(700)
+  @WithCriticality('sheddable')
+  recommendations(url: string): Promise<AxiosResponse> {
+    return this.http.get(url);
+  }
 }
 
 describe('the resilient HTTP client sends the budget left on every attempt', () => {
   let replica: Replica;
   let moduleRef: TestingModule;
   let budgets: (string | undefined)[];
+  let criticalities: (string | undefined)[] = [];
   let failures: number;
 
   beforeAll(async () => {
     replica = await new Replica('upstream', (req, res) => {
       budgets.push(req.headers[REQUEST_DEADLINE_HEADER] as string | undefined);
+      criticalities.push(req.headers[DEFAULT_CRITICALITY_HEADER] as string | undefined);
       if (failures-- > 0) json(res, 503, { busy: true });
       else json(res, 200, { ok: true });
     }).start();
@@ -74,10 +89,20 @@ describe('the resilient HTTP client sends the budget left on every attempt', () 
     expect(Number(budgets[0])).toBeLessThanOrEqual(700);
   });
 
+  it("sends the calling method's criticality with the budget (and none for a default call)", async () => {
+    criticalities = [];
+    failures = 0;
+    await moduleRef.get(Catalog).recommendations('/item');
+    await moduleRef.get(Catalog).product('/item');
+    expect(criticalities).toEqual(['sheddable', undefined]);
+  });
+
   it('sends nothing with propagateDeadline: false', async () => {
     budgets = [];
+    criticalities = [];
     failures = 0;
     await moduleRef.get<ResilientHttpClient>(getResilientHttpClientToken('quiet')).get('/item');
     expect(budgets).toEqual([undefined]);
+    expect(criticalities).toEqual([undefined]);
   });
 });

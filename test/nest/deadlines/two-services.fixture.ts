@@ -1,9 +1,11 @@
 import {
   Controller,
   Get,
+  HttpException,
   Inject,
   Injectable,
   Module,
+  Query,
   UseInterceptors,
   type INestApplication,
   type INestMicroservice,
@@ -14,7 +16,12 @@ import { NestFactory } from '@nestjs/core';
 import { MessagePattern, Transport } from '@nestjs/microservices';
 import { firstValueFrom } from 'rxjs';
 import { ResiliencePipelineRegistry, type ResilienceContext } from '../../../src/index.js';
-import { currentResilienceContext, RequestDeadlineInterceptor, ResilienceModule } from '../../../src/nest/index.js';
+import {
+  ConcurrencyLimit,
+  currentResilienceContext,
+  RequestDeadlineInterceptor,
+  ResilienceModule,
+} from '../../../src/nest/index.js';
 import {
   InjectResilientClient,
   ResilientClientProxy,
@@ -37,6 +44,13 @@ export interface SeenByB {
 export class TwoServicesState {
   readonly seenByB: SeenByB[] = [];
   handledByA = 0;
+  /** Releases the messages B's limited handler holds (those sent with `hold`), in arrival order. */
+  readonly held: (() => void)[] = [];
+
+  /** Lets every held message finish. */
+  releaseHeld(): void {
+    for (const release of this.held.splice(0)) release();
+  }
 }
 
 const STATE = Symbol('TwoServicesState');
@@ -53,10 +67,19 @@ export interface TwoServicesOptions {
   readonly interceptorsOfB?: readonly Type<NestInterceptor>[];
   /** Options of A's resilient client to B. Default: the standard pipeline, the deadline propagated. */
   readonly clientOfA?: ResilientClientOptions;
+  /**
+   * The fixed concurrency limit of B's `limited-price` handler (`GET /limited-quote` at A). Default: 2
+   * permits, no queue, `sheddable` calls only below half of it.
+   */
+  readonly limitOfB?: { readonly permitLimit: number; readonly sheddableRatio: number };
 }
 
 /** Service B: one RPC handler that records what it saw. */
-function serviceB(state: TwoServicesState, interceptors: readonly Type<NestInterceptor>[]) {
+function serviceB(
+  state: TwoServicesState,
+  interceptors: readonly Type<NestInterceptor>[],
+  limit: { readonly permitLimit: number; readonly sheddableRatio: number },
+) {
   @Controller()
   @UseInterceptors(...interceptors)
   class PricesController {
@@ -71,6 +94,15 @@ function serviceB(state: TwoServicesState, interceptors: readonly Type<NestInter
       const budget = (context?.deadline ?? Infinity) - this.registry.timeProvider.now();
       this.seen.seenByB.push({ budget, data: { ...data }, context });
       return { sku: data.sku, price: 42 };
+    }
+
+    /** The same, behind a concurrency limiter; a message with `hold` keeps its permit until released. */
+    @MessagePattern('limited-price')
+    @ConcurrencyLimit({ permitLimit: limit.permitLimit, queueLimit: 0, sheddableRatio: limit.sheddableRatio })
+    async limitedPrice(data: { sku: string; hold?: boolean }): Promise<{ sku: string; price: number }> {
+      const answer = this.price(data);
+      if (data.hold) await new Promise<void>((release) => this.seen.held.push(release));
+      return answer;
     }
   }
 
@@ -97,6 +129,10 @@ function serviceA(
     quote(sku: string): Promise<{ sku: string; price: number }> {
       return firstValueFrom(this.prices.send<{ sku: string; price: number }>('price', { sku }));
     }
+
+    limitedQuote(sku: string, hold: boolean): Promise<{ sku: string; price: number }> {
+      return firstValueFrom(this.prices.send<{ sku: string; price: number }>('limited-price', { sku, hold }));
+    }
   }
 
   @Controller()
@@ -112,6 +148,15 @@ function serviceA(
       this.seen.handledByA++;
       await Promise.resolve(); // the call to B is made after an await: the context follows (asyncContextPropagation)
       return this.pricing.quote('A-1');
+    }
+
+    /** Answers B's refusal (a `ResilienceRpcError` payload) with its status and payload. */
+    @Get('limited-quote')
+    async limitedQuote(@Query('hold') hold?: string): Promise<{ sku: string; price: number }> {
+      await Promise.resolve();
+      return this.pricing.limitedQuote('A-2', hold === 'true').catch((error: { status?: unknown }) => {
+        throw new HttpException(error, typeof error.status === 'number' ? error.status : 500);
+      });
     }
 
     /** Works until its signal aborts (the deadline passing). */
@@ -141,7 +186,11 @@ export async function startTwoServices(options: TwoServicesOptions = {}) {
   const state = new TwoServicesState();
   const portOfB = await freePort();
   const b: INestMicroservice = await NestFactory.createMicroservice(
-    serviceB(state, options.interceptorsOfB ?? [RequestDeadlineInterceptor]),
+    serviceB(
+      state,
+      options.interceptorsOfB ?? [RequestDeadlineInterceptor],
+      options.limitOfB ?? { permitLimit: 2, sheddableRatio: 0.5 },
+    ),
     { transport: Transport.TCP, options: { host: '127.0.0.1', port: portOfB }, logger: false },
   );
   await b.listen();
@@ -160,6 +209,7 @@ export async function startTwoServices(options: TwoServicesOptions = {}) {
     a,
     portOfB,
     close: async () => {
+      state.releaseHeld();
       await a.close();
       await b.close();
     },
