@@ -3,6 +3,7 @@
 // the guides of docs/ as pages. Any warning fails the build: an undocumented export, a broken link, an
 // unknown tag.
 import { OptionDefaults } from 'typedoc';
+import { renderMermaidFences } from './scripts/typedoc.plugin.js';
 
 /** @type {Partial<import('typedoc').TypeDocOptions>} */
 export default {
@@ -38,8 +39,12 @@ export default {
   excludeInternal: true,
   excludeExternals: true,
   modifierTags: [...OptionDefaults.modifierTags, '@publicApi'],
-  // Mermaid diagrams of the guides show as their source on the site (GitHub and npm render them).
-  highlightLanguages: [...OptionDefaults.highlightLanguages, 'csharp', 'java', 'text', 'mermaid'],
+  highlightLanguages: [...OptionDefaults.highlightLanguages, 'csharp', 'java', 'text'],
+  // The Mermaid diagrams of the guides are drawn in the browser (GitHub and npm render them too): the
+  // fences become `<pre class="mermaid">`, the plugin copies Mermaid's bundle into assets/, and the
+  // custom script renders them with it.
+  markdownItLoader: renderMermaidFences,
+  customJs: 'scripts/typedoc.diagrams.js',
   plugin: ['./scripts/typedoc.plugin.js'],
   // Types the public API mentions that are not exported themselves (an implementation detail of a
   // signature, or a constructor parameter only Nest's injector fills).

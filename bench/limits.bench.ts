@@ -28,10 +28,46 @@ export function limitScenarios(): BenchScenario[] {
           },
         },
         {
+          // The same permits, held by the adaptive limiter: every call is measured and every window moves the limit.
+          name: 'nest-resilience (adaptive concurrency)',
+          setup: () => {
+            const pipeline = new ResiliencePipelineBuilder()
+              .addAdaptiveConcurrencyLimiter({
+                initialLimit: PERMITS,
+                minLimit: PERMITS,
+                maxLimit: PERMITS,
+                queueLimit: CONCURRENT_CALLS,
+              })
+              .build();
+            return batch(() => pipeline.execute(value));
+          },
+        },
+        {
           name: 'cockatiel',
           setup: () => {
             const policy = bulkhead(PERMITS, CONCURRENT_CALLS);
             return batch(() => policy.execute(value));
+          },
+        },
+      ],
+    },
+    {
+      id: 'adaptive-throttling',
+      title: 'adaptive throttling, dependency accepting (the hot path), vs a fixed concurrency limiter',
+      cases: [
+        bareCase,
+        {
+          name: 'fixed concurrency limiter',
+          setup: () => {
+            const pipeline = new ResiliencePipelineBuilder().addConcurrencyLimiter(1_000_000).build();
+            return () => pipeline.execute(value);
+          },
+        },
+        {
+          name: 'nest-resilience',
+          setup: () => {
+            const pipeline = new ResiliencePipelineBuilder().addAdaptiveThrottling().build();
+            return () => pipeline.execute(value);
           },
         },
       ],

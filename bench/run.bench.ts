@@ -60,6 +60,8 @@ const TARGETS: readonly Target[] = [
   { scenario: 'retry-two-failures', vs: 'plain retry loop (reference)', max: 1.3 },
   { scenario: 'bulkhead', vs: 'plain FIFO of resolvers (reference)', max: 1.2 },
   { scenario: 'bulkhead', vs: 'cockatiel', max: 0.5 },
+  { scenario: 'bulkhead', case: 'nest-resilience (adaptive concurrency)', vs: 'nest-resilience', max: 1.5 },
+  { scenario: 'adaptive-throttling', vs: 'fixed concurrency limiter', max: 1.5 },
   ...OBSERVABILITY_TARGETS,
 ];
 

@@ -7,6 +7,8 @@ import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ADAPTIVE_CONCURRENCY_OPTION_KEYS } from '../src/core/adaptive-concurrency/adaptive-concurrency.options.js';
+import { ADAPTIVE_THROTTLING_OPTION_KEYS } from '../src/core/adaptive-throttling/adaptive-throttling.options.js';
 import { CHAOS_COMMON_OPTION_KEYS, CHAOS_KIND_OPTION_KEYS } from '../src/core/chaos/chaos.options.js';
 import { CIRCUIT_BREAKER_OPTION_KEYS } from '../src/core/circuit-breaker/circuit-breaker.options.js';
 import { FALLBACK_OPTION_KEYS } from '../src/core/fallback/fallback.options.js';
@@ -22,7 +24,10 @@ import type { OAuthModuleOptions } from '../src/nest/oauth/oauth.module.js';
 import type { ResilienceModuleOptions } from '../src/nest/resilience-module-options.interface.js';
 import type { OAuthClientOptions } from '../src/oauth/oauth-client.options.js';
 import { STORE_KEYS } from '../src/redis/redis-resilience-store.factory.js';
+import { FLEET_OPTION_KEYS } from '../src/nest/admin/resilience-admin.options.js';
 import {
+  adaptiveConcurrencyRegistration,
+  adaptiveThrottlingRegistration,
   chaosBehaviorRegistration,
   chaosFaultRegistration,
   chaosLatencyRegistration,
@@ -56,12 +61,15 @@ const KEY_LISTS: Record<string, readonly string[]> = {
   circuitBreaker: CIRCUIT_BREAKER_OPTION_KEYS,
   hedging: HEDGING_OPTION_KEYS,
   rateLimiter: RATE_LIMITER_OPTION_KEYS,
+  adaptiveConcurrency: ADAPTIVE_CONCURRENCY_OPTION_KEYS,
+  adaptiveThrottling: ADAPTIVE_THROTTLING_OPTION_KEYS,
   chaos: CHAOS_COMMON_OPTION_KEYS,
   chaosKinds,
   chaosAll: [...CHAOS_COMMON_OPTION_KEYS, ...chaosKinds],
   budget: RETRY_BUDGET_OPTION_KEYS,
   pipelineConfig: [...PIPELINE_SECTION_ORDER, 'strategies'],
   redisStore: STORE_KEYS,
+  adminFleet: FLEET_OPTION_KEYS,
   forRoot: [
     ...keysOf<ResilienceModuleOptions>({
       pipelines: true,
@@ -74,6 +82,7 @@ const KEY_LISTS: Record<string, readonly string[]> = {
       publicNames: true,
       defaultInterceptorPipeline: true,
       asyncContextPropagation: true,
+      criticalityHeader: true,
     }),
     // The module's own extra (ConfigurableModuleBuilder's setExtras).
     'isGlobal',
@@ -86,6 +95,8 @@ const KEY_LISTS: Record<string, readonly string[]> = {
     perAuthority: true,
     failureStatusCodes: true,
     idempotent: true,
+    upstreamErrorMapping: true,
+    propagateDeadline: true,
   }),
   oauth: keysOf<OAuthClientOptions & OAuthModuleOptions>({
     issuer: true,
@@ -120,7 +131,7 @@ const KEY_LISTS: Record<string, readonly string[]> = {
 const EXEMPT: Record<string, string> = {
   // Its first column shows whole topology objects (`sentinels: [...], name: '…'`); the keys themselves
   // are in configuration.md's `store: { redis }` table, which is checked.
-  'docs/redis.md:33': 'topology examples',
+  'docs/redis.md:48': 'topology examples',
 };
 
 interface OptionTable {
@@ -196,6 +207,8 @@ const PAGE_STRATEGIES: Record<string, Pick<StrategyDefinition, 'events'>[]> = {
   'docs/strategies/circuit-breaker.md': [circuitBreakerRegistration],
   'docs/strategies/hedging.md': [hedgingRegistration],
   'docs/strategies/rate-limiter.md': [rateLimiterRegistration, concurrencyLimiterRegistration],
+  'docs/strategies/adaptive-concurrency.md': [adaptiveConcurrencyRegistration],
+  'docs/strategies/adaptive-throttling.md': [adaptiveThrottlingRegistration],
   'docs/strategies/chaos.md': [
     chaosFaultRegistration,
     chaosLatencyRegistration,

@@ -14,6 +14,7 @@ function region(file: string, name: string): string {
   return body
     .replaceAll("'../../src/index.js'", "'nest-resilience'")
     .replaceAll("'../../src/testing/index.js'", "'nest-resilience/testing'")
+    .replaceAll("'../../src/nest/terminus/index.js'", "'nest-resilience/terminus'")
     .trimEnd();
 }
 
@@ -30,6 +31,12 @@ describe('docs snippets that a test compiles and runs', () => {
   it('"Testing a Nest app" in docs/testing.md is the tested file', () => {
     expect(snippet('docs/testing.md', '## Testing a Nest app')).toBe(
       region('test/nest/testing-a-nest-app.e2e-spec.ts', 'testing-a-nest-app'),
+    );
+  });
+
+  it('"Liveness and readiness" in docs/observability.md is the tested probes module', () => {
+    expect(snippet('docs/observability.md', '### Liveness and readiness')).toBe(
+      region('test/observability/health-probes.e2e-spec.ts', 'health-probes'),
     );
   });
 });

@@ -5,6 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { ResilienceModule } from '../../src/index.js';
+import { seededRandom } from '../seeded.random.js';
 import {
   getResilientHttpClientToken,
   ResilientHttpModule,
@@ -54,18 +55,6 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
-/** A seeded random (mulberry32), so every run routes the same way. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
 async function main(): Promise<void> {
   const replicas = await Promise.all([replica(SLOW_MS), replica(0), replica(0)]);
   const urls = replicas.map((r) => r.url);
@@ -80,7 +69,7 @@ async function main(): Promise<void> {
           hedging: {
             routing: { kind: 'weighted', groups: urls.map((url) => ({ endpoints: [url] })) },
             hedging: { delay: HEDGING_DELAY, maxHedgedAttempts: 2 },
-            random: seeded(1),
+            random: seededRandom(1),
           },
         }),
       ],

@@ -12,6 +12,16 @@ export {
 } from './context/resilience.context.js';
 export type { CancellationSource } from './context/cancellation.scope.js';
 export { ResiliencePropertyKey, ResilienceProperties } from './context/resilience-property.key.js';
+export {
+  CRITICALITIES,
+  CRITICALITY_KEY,
+  DEFAULT_SHEDDABLE_RATIO,
+  getCriticality,
+  isCriticality,
+  parseCriticality,
+  setCriticality,
+  type Criticality,
+} from './context/criticality.property.js';
 export { isCancellation, isCancellationOutcome } from './context/cancellation.rule.js';
 export { outcomeFromError, outcomeFromValue, unwrapOutcome } from './outcome.model.js';
 export type { Outcome, SuccessOutcome, FailureOutcome } from './outcome.model.js';
@@ -29,9 +39,11 @@ export {
 } from './outcome.predicates.js';
 export {
   BrokenCircuitError,
+  DeadlineExceededError,
   getRetryAfter,
   isBrokenCircuitError,
   isCancellationError,
+  isDeadlineExceededError,
   isIsolatedCircuitError,
   isRateLimiterRejectedError,
   isResilienceError,
@@ -44,6 +56,7 @@ export {
   ResilienceValidationError,
   TimeoutRejectedError,
   UnknownPipelineError,
+  type RateLimiterRejectionReason,
   type ResilienceErrorSource,
   type ValidationIssue,
 } from './resilience.errors.js';
@@ -204,6 +217,35 @@ export {
   type ConcurrencyLimiterStrategyOptions,
 } from './concurrency-limiter/index.js';
 export {
+  ADAPTIVE_CONCURRENCY_DEFAULTS,
+  AdaptiveConcurrencyLimiter,
+  adaptiveConcurrencyRegistration,
+  adaptiveConcurrencyStrategy,
+  type AdaptiveConcurrencyAlgorithm,
+  type AdaptiveConcurrencyConfig,
+  type AdaptiveConcurrencyOptions,
+  type AdaptiveLimitChangedArguments,
+  type OnAdaptiveConcurrencyRejectedArguments,
+} from './adaptive-concurrency/index.js';
+export {
+  AdaptiveThrottlingRejectedError,
+  AdaptiveThrottlingStateProvider,
+  adaptiveThrottlingRegistration,
+  adaptiveThrottlingRejectProbability,
+  adaptiveThrottlingStrategy,
+  DEFAULT_ADAPTIVE_THROTTLING_K,
+  DEFAULT_ADAPTIVE_THROTTLING_WINDOW,
+  handleOverloadRejection,
+  isAdaptiveThrottlingRejectedError,
+  isOverloadRejection,
+  type AdaptiveThrottlingConfig,
+  type AdaptiveThrottlingPort,
+  type AdaptiveThrottlingPredicateArguments,
+  type AdaptiveThrottlingStatistics,
+  type AdaptiveThrottlingStrategyOptions,
+  type OnThrottledArguments,
+} from './adaptive-throttling/index.js';
+export {
   ChainedRateLimiter,
   ConcurrencyLimiter,
   createRateLimiter,
@@ -218,6 +260,8 @@ export {
   TokenBucketRateLimiter,
   type ConcurrencyLimiterOptions,
   type FixedWindowLimiterOptions,
+  type InspectableRateLimiter,
+  type LimiterSnapshot,
   type OnRateLimiterRejectedArguments,
   type RateLimitDefinition,
   type RateLimiter,

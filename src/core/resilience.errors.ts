@@ -129,12 +129,58 @@ export class TimeoutRejectedError extends ResilienceError {
 
 brand(TimeoutRejectedError);
 
-/** Thrown when a rate limiter or concurrency limiter rejects a call. @publicApi */
+const DEADLINE_EXCEEDED = Symbol.for('nest-resilience.deadline-exceeded');
+
+/**
+ * Thrown when a call's deadline (`ResilienceContextOptions.deadline`: the budget its caller had left)
+ * had passed before the call started, or ended it. It is a `TimeoutRejectedError` — `isTimeoutRejectedError`
+ * and every mapping of timeouts (HTTP 504, the RPC 504 payload) cover it; `isDeadlineExceededError`
+ * tells it apart. `timeout` is the budget the call started with (0 when it was spent already).
+ *
+ * @publicApi
+ */
+export class DeadlineExceededError extends TimeoutRejectedError {
+  constructor(
+    /** The budget the call had when it started, in milliseconds; 0 when the deadline had passed already. */
+    budget: number,
+    options?: { cause?: unknown; message?: string },
+  ) {
+    super(budget, {
+      cause: options?.cause,
+      message:
+        options?.message ??
+        (budget > 0
+          ? `The operation did not complete within its deadline (${budget} ms).`
+          : 'The deadline had passed before the operation started.'),
+    });
+  }
+}
+// A subtype of TimeoutRejectedError: it keeps that brand and adds its own mark.
+Object.defineProperty(DeadlineExceededError.prototype, DEADLINE_EXCEEDED, { value: true });
+Object.defineProperty(DeadlineExceededError.prototype, 'name', {
+  value: 'DeadlineExceededError',
+  writable: true,
+  configurable: true,
+});
+
+/**
+ * Why a limiter turned a call away: `limit` — no permit and no room to wait; `shed` — the call's
+ * criticality decided (a `sheddable` call over its share of the limit, or a queued call that gave its
+ * place to a `critical` one); `adaptive-throttling` — adaptive throttling shed it locally while the
+ * dependency refuses requests.
+ *
+ * @publicApi
+ */
+export type RateLimiterRejectionReason = 'limit' | 'shed' | 'adaptive-throttling';
+
+/** Thrown when a rate limiter, a concurrency limiter or the adaptive concurrency limiter rejects a call. @publicApi */
 export class RateLimiterRejectedError extends ResilienceError {
   constructor(
     message = 'The operation could not be executed because it was rejected by the rate limiter.',
     /** Milliseconds after which a new attempt may succeed, when the limiter knows. */
     readonly retryAfter?: number,
+    /** Why the call was turned away, when the limiter says (`limit`, `shed` or `adaptive-throttling`). */
+    readonly reason?: RateLimiterRejectionReason,
   ) {
     super(message);
   }
@@ -211,6 +257,10 @@ export function isIsolatedCircuitError(error: unknown): error is IsolatedCircuit
 /** Whether `error` is a `TimeoutRejectedError`. @publicApi */
 export function isTimeoutRejectedError(error: unknown): error is TimeoutRejectedError {
   return hasKind(error, 'TimeoutRejectedError');
+}
+/** Whether `error` is a `DeadlineExceededError` (also a `TimeoutRejectedError`). @publicApi */
+export function isDeadlineExceededError(error: unknown): error is DeadlineExceededError {
+  return typeof error === 'object' && error !== null && (error as Record<symbol, unknown>)[DEADLINE_EXCEEDED] === true;
 }
 /** Whether `error` is a `RateLimiterRejectedError`. @publicApi */
 export function isRateLimiterRejectedError(error: unknown): error is RateLimiterRejectedError {

@@ -19,10 +19,23 @@ export {
   Bulkhead,
   Hedging,
   strategyDecorator,
+  AdaptiveConcurrencyLimit,
+  WithCriticality,
+  AdaptiveThrottling,
   type FallbackDecoratorOptions,
 } from './decorators/resilience.decorators.js';
+export { DEFAULT_CRITICALITY_HEADER } from './execution/route-criticality.js';
 export { RESILIENCE_DECORATOR_ORDER, type ResilienceSection } from './decorators/resilience-method.metadata.js';
 export { ResilienceInterceptor } from './resilience.interceptor.js';
+export {
+  GRPC_TIMEOUT_HEADER,
+  parseGrpcTimeout,
+  parseRequestBudget,
+  readRequestBudget,
+  remainingBudget,
+  REQUEST_DEADLINE_HEADER,
+  RequestDeadlineInterceptor,
+} from './deadlines/index.js';
 export {
   ResilienceExceptionFilter,
   toResilienceHttpError,

@@ -107,7 +107,14 @@ export function planMethodPipeline(
     throw error;
   }
   if (!issues.isValid || namesInvalidPipeline) return undefined;
-  const binding = createMethodBinding(meta.original, pipeline, where, recordInvocation, returnsObservable);
+  const binding = createMethodBinding(
+    meta.original,
+    pipeline,
+    where,
+    recordInvocation,
+    returnsObservable,
+    meta.criticality,
+  );
   return { pipeline, description: `${where}: ${[...parts, meta.methodName].join(' → ')}`, binding };
 }
 

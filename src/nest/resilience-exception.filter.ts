@@ -15,6 +15,7 @@ import { RESILIENCE_MODULE_OPTIONS } from './resilience.module-definition.js';
 import type { ResilienceModuleOptions } from './resilience-module-options.interface.js';
 import { publicResilienceMessage } from './resilience-public.message.js';
 import { toResilienceRpcError } from './rpc/resilience-rpc.error.js';
+import { MarkedUpstreamFailure, upstreamFailureOf } from './upstream-failure.mapping.js';
 
 /** The HTTP answer for a resilience rejection. @publicApi */
 export interface ResilienceHttpError {
@@ -64,11 +65,13 @@ export function toResilienceHttpError(error: unknown): ResilienceHttpError | und
  * `toResilienceHttpError`), on Express and Fastify alike. Registered globally by `ResilienceModule`
  * unless `httpErrorMapping: false`; other errors go on to Nest's own handling. In an RPC handler
  * (`@MessagePattern`, `@EventPattern`) the reply is the `ResilienceRpcError` payload at once (see
- * `toResilienceRpcError`), or Nest's RPC answer for an unknown error when the mapping is off.
+ * `toResilienceRpcError`), or Nest's RPC answer for an unknown error when the mapping is off. A request of
+ * a resilient HTTP client registered with `upstreamErrorMapping` that failed after its retries is answered
+ * 502 Bad Gateway (504 Gateway Timeout for a timeout), with one warning line instead of the whole error.
  *
  * @publicApi
  */
-@Catch(BrokenCircuitError, IsolatedCircuitError, RateLimiterRejectedError, TimeoutRejectedError)
+@Catch(BrokenCircuitError, IsolatedCircuitError, RateLimiterRejectedError, TimeoutRejectedError, MarkedUpstreamFailure)
 export class ResilienceExceptionFilter extends BaseExceptionFilter {
   private readonly logger = new Logger('ResilienceModule');
 
@@ -83,6 +86,15 @@ export class ResilienceExceptionFilter extends BaseExceptionFilter {
   override catch(exception: unknown, host: ArgumentsHost): Observable<never> | void {
     // An RPC context has no HTTP adapter and wants an Observable that errors with the reply.
     if (host.getType() === 'rpc') return this.catchRpc(exception);
+    const upstream = this.options?.httpErrorMapping === false ? undefined : upstreamFailureOf(exception);
+    if (upstream && host.getType() === 'http' && this.adapterHost.httpAdapter) {
+      this.logger.warn(`${upstream.status} ${upstream.error}: ${upstream.detail}`);
+      const message =
+        upstream.status === 504 ? 'The upstream service did not answer in time.' : 'The upstream service failed.';
+      const body = { statusCode: upstream.status, error: upstream.error, message };
+      this.adapterHost.httpAdapter.reply(host.switchToHttp().getResponse<unknown>(), body, upstream.status);
+      return;
+    }
     const mapped = this.options?.httpErrorMapping === false ? undefined : toResilienceHttpError(exception);
     const adapter = this.adapterHost.httpAdapter;
     if (!mapped || host.getType() !== 'http' || !adapter) {

@@ -40,7 +40,10 @@ export interface RedisStoreConfig {
   db?: number;
   tls?: boolean;
   client?: RedisClientLike;
-  /** Namespaces the keys (one per application). Default `nest-resilience`. */
+  /**
+   * Namespaces the keys (one per application). Default: the `name` of the package.json in the working
+   * directory; without one, required (the start fails).
+   */
   keyPrefix?: string;
   /** The longest a call waits for Redis before the outage mode takes over, in ms. Default 100. */
   operationTimeout?: number;
@@ -96,4 +99,10 @@ export interface ResilienceModuleOptions {
    * process about 3× slower. Without it the context is available before the first `await`.
    */
   asyncContextPropagation?: boolean;
+  /**
+   * The request header an HTTP route's caller may set to `critical`, `default` or `sheddable` to give
+   * the call that criticality (overriding `@WithCriticality`); the limiters shed `sheddable` calls first.
+   * Read on decorated controller routes. Default `x-criticality`; `false` ignores every header.
+   */
+  criticalityHeader?: string | false;
 }

@@ -1,5 +1,6 @@
 import {
   isBrokenCircuitError,
+  isDeadlineExceededError,
   isIsolatedCircuitError,
   isRateLimiterRejectedError,
   isResilienceError,
@@ -19,5 +20,6 @@ export function publicResilienceMessage(error: unknown, publicNames?: Readonly<R
   if (isRateLimiterRejectedError(error)) {
     return name ? `The rate limit of ${name} is reached.` : 'A rate limit is reached.';
   }
+  if (isDeadlineExceededError(error)) return "The caller's deadline has passed.";
   return name ? `${name} did not answer in time.` : 'The operation did not answer in time.';
 }

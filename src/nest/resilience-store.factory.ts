@@ -19,7 +19,24 @@ export interface ResilienceStoreHandle {
   readonly distributedLimiter?: (id: string, options: RateLimiterStrategyOptions) => RateLimiter;
   /** Pending OAuth logins on the same connection, so any instance can finish a login. */
   readonly pendingAuthorizationStore?: () => PendingAuthorizationStore;
+  /** Where the instances of a fleet share their stats (the admin module's fleet view). */
+  readonly fleetChannel?: () => FleetChannel;
   close(): Promise<void>;
+}
+
+/**
+ * The instances' stats in the shared store, one snapshot per instance. No method ever rejects or waits
+ * for a store in an outage (the Redis one logs each outage once).
+ *
+ * @internal
+ */
+export interface FleetChannel {
+  /** Stores `snapshot` as `instance`'s, kept `ttl` ms unless published again. */
+  publish(instance: string, snapshot: string, ttl: number): Promise<void>;
+  /** Every instance's last snapshot; undefined while the store cannot be read. */
+  read(): Promise<ReadonlyMap<string, string> | undefined>;
+  /** Drops instances' snapshots. */
+  forget(instances: readonly string[]): Promise<void>;
 }
 
 /** DI token of the store handle. @internal */

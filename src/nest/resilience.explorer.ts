@@ -10,6 +10,7 @@ import { planMethodPipeline } from './method-pipeline.factory.js';
 import { RESILIENCE_BINDINGS, RESILIENCE_STARTUP_ISSUES } from './resilience.constants.js';
 import { NEST_RULES } from './resilience.messages.js';
 import { enableAsyncContextPropagation } from './execution/resilience-context.storage.js';
+import { DEFAULT_CRITICALITY_HEADER, requestArgumentIndex, requestCriticality } from './execution/route-criticality.js';
 import { RESILIENCE_MODULE_OPTIONS } from './resilience.module-definition.js';
 import type { ResilienceModuleOptions } from './resilience-module-options.interface.js';
 import { RESILIENCE_STORE_HANDLE, type ResilienceStoreHandle } from './resilience-store.factory.js';
@@ -101,7 +102,21 @@ export class ResilienceExplorer implements OnModuleInit, OnApplicationShutdown {
    */
   bindBeforeRoutes(): void {
     this.bindAll();
-    for (const bound of this.instances.values()) install(bound.instance, bound.methods, bound.isController);
+    const header = this.criticalityHeader();
+    for (const bound of this.instances.values()) {
+      install(
+        bound.instance,
+        bound.isController && header ? withCriticalityHeader(bound, header) : bound.methods,
+        bound.isController,
+      );
+    }
+  }
+
+  /** The criticality header routes read (lower case), or undefined when headers are ignored. */
+  private criticalityHeader(): string | undefined {
+    const header = this.options?.criticalityHeader;
+    if (header === false) return undefined;
+    return typeof header === 'string' && header.length > 0 ? header.toLowerCase() : DEFAULT_CRITICALITY_HEADER;
   }
 
   onModuleInit(): void {
@@ -242,6 +257,24 @@ function installDispatcher(prototype: object, name: string, meta: ResilienceMeth
   });
   const descriptor = Object.getOwnPropertyDescriptor(owner, name)!;
   Object.defineProperty(owner, name, { ...descriptor, value: dispatcher });
+}
+
+/**
+ * The route forms of a controller's methods that read the criticality `header` of their request: Nest
+ * hands each one the request as an extra last argument, which the route form takes off again.
+ */
+function withCriticalityHeader(bound: BoundInstance, header: string): BoundMethod[] {
+  const controller = (bound.instance as { constructor: object }).constructor;
+  return bound.methods.map((method) => {
+    const index = requestArgumentIndex(controller, method.name, method.meta.original.length);
+    const { binding } = method;
+    const route = inheritingFunction(method.meta.original, function (this: unknown, ...args: unknown[]) {
+      const criticality = requestCriticality(args[index], header);
+      args.length = index;
+      return binding.invokeAsRoute(this, args, criticality);
+    });
+    return { ...method, route };
+  });
 }
 
 /** Makes each method an own property of `target`, in its route form or its direct form. */

@@ -8,15 +8,13 @@ import {
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Observable } from 'rxjs';
-import { ResilienceContext, type ResiliencePipeline } from '../core/index.js';
+import type { ResiliencePipeline } from '../core/index.js';
 import { ResiliencePipelineRegistry } from '../config/index.js';
 import { getResilienceMethodMetadata } from './decorators/resilience-method.metadata.js';
 import { RESILIENCE_MODULE_OPTIONS } from './resilience.module-definition.js';
 import type { ResilienceModuleOptions } from './resilience-module-options.interface.js';
 import { RESILIENCE_PIPELINE_METADATA } from './resilience.constants.js';
-import { runInResilienceContext } from './execution/resilience-context.storage.js';
-import { pipelineObservable } from './execution/observable.util.js';
-import type { RawResponse } from './execution/response-cancellation.scope.js';
+import { runInterceptedHandler } from './execution/intercepted-handler.runner.js';
 
 /**
  * Runs whole handlers through a named pipeline: the one named by `@UseResiliencePipeline` on the handler
@@ -40,31 +38,7 @@ export class ResilienceInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const plan = this.planFor(context);
     if (!plan) return next.handle();
-    const { pipeline, operationKey } = plan;
-    const response =
-      context.getType() === 'http'
-        ? context.switchToHttp().getResponse<{ raw?: RawResponse } & RawResponse>()
-        : undefined;
-    const raw = response?.raw ?? response;
-    return pipelineObservable(raw, (scope, onCancel) => {
-      const resilienceContext = new ResilienceContext({ operationKey, cancellation: scope });
-      // Each attempt subscribes to the handler anew. No abort listener is needed: strategies read the
-      // scope (which sees a closed connection), and an unsubscribe ends the running attempt directly.
-      const runAttempt = (ctx: ResilienceContext) =>
-        new Promise<unknown[]>((resolve, reject) => {
-          const values: unknown[] = [];
-          runInResilienceContext(ctx, () => {
-            onCancel(
-              next.handle().subscribe({
-                next: (value) => values.push(value),
-                error: reject,
-                complete: () => resolve(values),
-              }),
-            );
-          });
-        });
-      return pipeline.execute(runAttempt, resilienceContext);
-    });
+    return runInterceptedHandler(plan.pipeline, plan.operationKey, context, next);
   }
 
   private planFor(context: ExecutionContext): HandlerPlan | undefined {

@@ -76,4 +76,7 @@ export const NEST_RULES = {
   endpoint: 'must be a URL or { url, weight }',
   registeredTwice: 'is registered twice in this module',
   latencyModeOnly: 'applies to latency mode only',
+  notACriticality: (value: unknown) =>
+    `@WithCriticality takes "critical", "default" or "sheddable"; ${JSON.stringify(value)} is none of them.`,
+  criticalityHeader: 'must be a header name (a non-empty string) or false',
 } as const;

@@ -84,6 +84,13 @@ export interface OpenTelemetryListenerOptions {
    * `new Logger('OpenTelemetry')`.
    */
   logger?: OperationKeyCapLogger;
+  /**
+   * Whether a failed execution's span records the error's message and stack trace (OpenTelemetry's
+   * `exception.message` and `exception.stacktrace`). Default true, as OpenTelemetry's conventions have
+   * it; messages may carry hosts, credentials or tokens, so `false` records only the error's type
+   * (`exception.type`), as the module's logger does by default (`logging.includeErrorMessages`).
+   */
+  includeErrorMessages?: boolean;
 }
 
 /** Where `OpenTelemetryListener` writes its one-time warning about the operation-key cap. @publicApi */
@@ -178,6 +185,8 @@ export class OpenTelemetryListener implements TelemetryListener {
   private readonly maxOperationKeys: number;
   private readonly logger: OperationKeyCapLogger;
   private overflowed = false;
+  /** Spans record the error's message and stack trace (`includeErrorMessages`). */
+  private readonly includeErrorMessages: boolean;
   /** Metrics are recorded (through instruments or locally). */
   private readonly recordsMetrics: boolean;
   /**
@@ -198,7 +207,9 @@ export class OpenTelemetryListener implements TelemetryListener {
     if (options.logger !== undefined && typeof options.logger?.warn !== 'function') {
       v.add('logger', options.logger, 'must have a warn(message) method');
     }
+    v.boolean('includeErrorMessages', options.includeErrorMessages);
     v.throwIfInvalid('Invalid OpenTelemetry listener options');
+    this.includeErrorMessages = options.includeErrorMessages ?? true;
     this.maxOperationKeys = options.maxOperationKeys ?? DEFAULT_MAX_OPERATION_KEYS;
     this.logger = options.logger ?? diag;
     const name = options.name ?? 'nest-resilience';
@@ -397,7 +408,11 @@ export class OpenTelemetryListener implements TelemetryListener {
     const span = frame.span;
     if (error !== undefined) {
       span.recordException(
-        error instanceof Error ? error : { name: errorType(error), message: typeof error === 'string' ? error : '' },
+        !this.includeErrorMessages
+          ? { name: errorType(error) }
+          : error instanceof Error
+            ? error
+            : { name: errorType(error), message: typeof error === 'string' ? error : '' },
       );
       span.setAttribute('exception.type', errorType(error));
       span.setStatus({ code: SpanStatusCode.ERROR, message: errorType(error) });

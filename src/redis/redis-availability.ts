@@ -29,10 +29,14 @@ export class RedisAvailability {
       /** Names the part in log lines, e.g. `Redis circuit-breaker store`. */
       readonly what: string;
       readonly outageMode: string;
+      /** What happens while it is down, for the log line. Default: `using the "<outageMode>" outage mode`. */
+      readonly whileDown?: string;
       readonly retryInterval: number;
       readonly time: TimeProvider;
       readonly logger: StoreLogger;
       readonly onChange?: (available: boolean, error?: unknown) => void;
+      /** The connection: a failure while a cluster connection is not ready is the whole connection's. */
+      readonly client?: Redis | Cluster;
     },
   ) {}
 
@@ -51,30 +55,44 @@ export class RedisAvailability {
     return this.outages.keys();
   }
 
-  /** True while `node` is to be left alone (the outage mode answers instead). */
+  /** True while `node` (or the whole connection) is to be left alone (the outage mode answers instead). */
   skip(node: string): boolean {
-    const until = this.outages.get(node);
-    return until !== undefined && this.options.time.now() < until;
+    const now = this.options.time.now();
+    return now < (this.outages.get(node) ?? -Infinity) || now < (this.outages.get(WHOLE) ?? -Infinity);
   }
 
   /** Milliseconds until `node` will be tried again. */
   retryAfter(now: number, node: string): number {
-    return Math.max(1, (this.outages.get(node) ?? now) - now);
+    return Math.max(1, Math.max(this.outages.get(node) ?? now, this.outages.get(WHOLE) ?? now) - now);
   }
 
-  /** Records a failure of `node`; the first of its outage is logged and reported. */
-  failed(error: unknown, node: string): void {
+  /**
+   * Records a failure of `node`; the first of its outage is logged and reported. A cluster connection that
+   * is not ready (starting over after a failed ready check, reconnecting) fails every call whatever its
+   * node: that is one outage of the whole connection, not one per primary.
+   *
+   * @returns the node the failure was recorded for (`WHOLE` for the connection).
+   */
+  failed(error: unknown, node: string): string {
+    const client = this.options.client;
+    if (client?.isCluster && client.status !== 'ready') node = WHOLE;
+    this.record(error, node);
+    return node;
+  }
+
+  private record(error: unknown, node: string): void {
     const first = !this.outages.has(node);
     this.outages.set(node, this.options.time.now() + this.options.retryInterval);
     if (!first) return;
     this.options.logger.warn(
-      `${this.options.what} unavailable${where(node)} (${describeError(error)}); using the "${this.options.outageMode}" outage mode until it is back.`,
+      `${this.options.what} unavailable${where(node)} (${describeError(error)}); ${this.options.whileDown ?? `using the "${this.options.outageMode}" outage mode`} until it is back.`,
     );
     this.options.onChange?.(false, error);
   }
 
-  /** Records an answer of `node`; the one that ends its outage is logged and reported. */
+  /** Records an answer of `node`; the one that ends its outage (or the whole connection's) is logged and reported. */
   answered(node: string): void {
+    if (node !== WHOLE) this.answered(WHOLE);
     if (!this.outages.delete(node)) return;
     const logger = this.options.logger;
     (logger.log ?? logger.warn).call(logger, `${this.options.what} is back${where(node)}.`);

@@ -1,6 +1,13 @@
 import type { Cluster, Redis } from 'ioredis';
-import { failFastOnRefusal, nodeOf, RedisAvailability, servesSlots, type StoreLogger } from './redis-availability.js';
-import { DEFAULT_OPERATION_TIMEOUT, withTimeout } from './redis.util.js';
+import {
+  failFastOnRefusal,
+  nodeOf,
+  RedisAvailability,
+  servesSlots,
+  WHOLE,
+  type StoreLogger,
+} from './redis-availability.js';
+import { DEFAULT_OPERATION_TIMEOUT, resolveKeyPrefix, withTimeout } from './redis.util.js';
 import {
   InMemoryCircuitBreakerStateStore,
   MAX_TIMER_DELAY,
@@ -36,7 +43,10 @@ export interface RedisCircuitBreakerStateStoreOptions {
    * never closes a client it was given.
    */
   client: Redis | Cluster;
-  /** Namespaces the keys (one per application). Default `nest-resilience`. */
+  /**
+   * Namespaces the keys (one per application). Default: the `name` of the package.json in the working
+   * directory; without one, required.
+   */
   keyPrefix?: string;
   /** The longest a call waits for Redis before the outage mode takes over, in ms. Default 100. */
   operationTimeout?: number;
@@ -112,7 +122,7 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
 
   constructor(private readonly options: RedisCircuitBreakerStateStoreOptions) {
     this.client = options.client;
-    this.prefix = options.keyPrefix ?? 'nest-resilience';
+    this.prefix = resolveKeyPrefix(options.keyPrefix);
     this.operationTimeout = options.operationTimeout ?? DEFAULT_OPERATION_TIMEOUT;
     this.outageMode = options.outageMode ?? 'local';
     this.cacheTtl = options.localCacheTtl ?? 0;
@@ -129,6 +139,7 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
       time: this.time,
       logger: options.logger ?? console,
       onChange: options.onAvailabilityChange,
+      client: options.client,
     });
     // Stryker disable next-line ConditionalExpression: equivalent as "true" — defining the script again on a shared client replaces it with the same script
     if (typeof (this.client as { nestResilienceCircuit?: unknown }).nestResilienceCircuit !== 'function') {
@@ -367,9 +378,11 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
   }
 
   private failed(error: unknown, node: string): void {
-    this.availability.failed(error, node);
+    const down = this.availability.failed(error, node);
     // What was seen closed may no longer be: the cache is not trusted across a failure of its node.
-    for (const key of [...this.closedUntil.keys()]) if (this.nodeOf(key) === node) this.closedUntil.delete(key);
+    for (const key of [...this.closedUntil.keys()]) {
+      if (down === WHOLE || this.nodeOf(key) === down) this.closedUntil.delete(key);
+    }
   }
 
   /** The script opened with the fixed break; a generator's break replaces it (same generation only). */

@@ -211,15 +211,22 @@ export function openRedisConnection(options: RedisConnectionOptions): RedisConne
     topology,
     connect: () =>
       new Promise<unknown>((resolve) => {
-        // A client that retries on its own (Sentinels that cannot be reached) never settles connect():
-        // its first error event tells the attempt failed.
+        // connect() does not always settle: a client that retries on its own (Sentinels that cannot be
+        // reached) tells of the failed attempt by its first error event only, and a cluster whose ready
+        // check fails (a node in a minority partition, a dead primary asked first) closes and starts over
+        // without settling it. The first of ready, error and close tells how the start went.
+        const ready = (): void => settle(undefined);
+        const closed = (): void => settle(new Error('the connection closed before it was ready'));
         const settle = (error: unknown): void => {
-          // Stryker disable next-line StringLiteral: equivalent — a leftover once-listener would only settle the settled promise again
           client.off('error', settle);
+          client.off('ready', ready);
+          client.off('close', closed);
           resolve(error);
         };
         client.once('error', settle);
-        client.connect().then(() => settle(undefined), settle);
+        client.once('ready', ready);
+        client.once('close', closed);
+        client.connect().then(ready, settle);
       }),
     close: async (grace) => {
       closing = true;

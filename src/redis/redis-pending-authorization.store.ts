@@ -5,7 +5,7 @@ import {
   type PendingAuthorizationStore,
   type PendingLoginLimits,
 } from '../oauth/pending-authorization.store.js';
-import { withTimeout } from './redis.util.js';
+import { resolveKeyPrefix, withTimeout } from './redis.util.js';
 
 /**
  * Saves a pending login: drops the one of the same browser binding, refuses past the per-address and
@@ -88,7 +88,7 @@ export class PendingStoreUnavailableError extends Error {
 
 /** Options of `RedisPendingAuthorizationStore`. @publicApi */
 export interface RedisPendingAuthorizationStoreOptions {
-  /** Default `nest-resilience`. */
+  /** Default: the `name` of the package.json in the working directory; without one, required. */
   keyPrefix?: string;
   /** The longest a call waits for Redis, in ms. Default 1000. */
   operationTimeout?: number;
@@ -116,7 +116,7 @@ export class RedisPendingAuthorizationStore implements PendingAuthorizationStore
     private readonly client: Redis | Cluster,
     options: RedisPendingAuthorizationStoreOptions = {},
   ) {
-    this.prefix = `${options.keyPrefix ?? 'nest-resilience'}:oauth:{pending}:`;
+    this.prefix = `${resolveKeyPrefix(options.keyPrefix)}:oauth:{pending}:`;
     this.operationTimeout = options.operationTimeout ?? 1_000;
     this.retryInterval = options.retryInterval ?? 1_000;
   }

@@ -1,5 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
-import { DEFAULT_OPERATION_TIMEOUT, withTimeout } from './redis.util.js';
+import { DEFAULT_OPERATION_TIMEOUT, resolveKeyPrefix, withTimeout } from './redis.util.js';
 import { randomUUID } from 'node:crypto';
 import {
   createRateLimiter,
@@ -27,7 +27,7 @@ export interface RedisRateLimiterOptions {
   limit: DistributedRateLimit;
   /** One limit per key taken from the context (user, tenant…). */
   partitionKey?: (context: ResilienceContext) => string;
-  /** Namespaces the keys. Default `nest-resilience`. */
+  /** Namespaces the keys. Default: the `name` of the package.json in the working directory; without one, required. */
   keyPrefix?: string;
   /** The longest a call waits for Redis, in ms. Default 100. */
   operationTimeout?: number;
@@ -57,7 +57,7 @@ export class RedisRateLimiter implements RateLimiter {
   private readonly availability: RedisAvailability;
 
   constructor(private readonly options: RedisRateLimiterOptions) {
-    this.prefix = options.keyPrefix ?? 'nest-resilience';
+    this.prefix = resolveKeyPrefix(options.keyPrefix);
     this.time = options.timeProvider ?? systemTimeProvider;
     this.availability = new RedisAvailability({
       what: `Redis rate limiter "${options.name}"`,
@@ -65,6 +65,7 @@ export class RedisRateLimiter implements RateLimiter {
       retryInterval: options.retryInterval ?? 1_000,
       time: this.time,
       logger: options.logger ?? console,
+      client: options.client,
     });
     const client = options.client as unknown as Record<string, unknown>;
     // Stryker disable next-line ConditionalExpression,StringLiteral: equivalent as "true" — defining the script again on a shared client replaces it with the same script

@@ -15,9 +15,10 @@ import {
   validateRedisConnectionOptions,
   type RedisConnectionOptions,
 } from './redis-connection.factory.js';
+import { RedisFleetChannel } from './redis-fleet.channel.js';
 import { RedisPendingAuthorizationStore } from './redis-pending-authorization.store.js';
 import { RedisRateLimiter, type DistributedRateLimit } from './redis-rate-limiter.js';
-import { DEFAULT_OPERATION_TIMEOUT } from './redis.util.js';
+import { applicationName, DEFAULT_OPERATION_TIMEOUT, KEY_PREFIX_REQUIRED } from './redis.util.js';
 
 /**
  * Everything shared through one Redis: where it is, and how the stores behave.
@@ -32,6 +33,8 @@ export interface RedisStores {
   readonly store: RedisCircuitBreakerStateStore;
   readonly distributedLimiter: (id: string, options: RateLimiterStrategyOptions) => RateLimiter;
   readonly pendingAuthorizationStore: () => PendingAuthorizationStore;
+  /** The fleet's stats on the same connection (made on first use). */
+  readonly fleetChannel: () => RedisFleetChannel;
   /** Sends waiting successes, then closes the connection if it was opened here. */
   close(): Promise<void>;
 }
@@ -72,6 +75,9 @@ export function validateRedisStoresOptions(options: RedisStoresOptions, path = '
   v.knownKeys(options, STORE_KEYS);
   validateRedisConnectionOptions(v, options);
   v.string('keyPrefix', options.keyPrefix);
+  if (options.keyPrefix === undefined && applicationName() === undefined) {
+    v.add('keyPrefix', undefined, KEY_PREFIX_REQUIRED());
+  }
   v.duration('operationTimeout', options.operationTimeout, { min: 1 });
   v.duration('retryInterval', options.retryInterval, { min: 1 });
   v.duration('localCacheTtl', options.localCacheTtl);
@@ -97,7 +103,8 @@ export async function createRedisStores(
 ): Promise<RedisStores> {
   validateRedisStoresOptions(options);
   const connectionOptions: RedisConnectionOptions = {};
-  const storeOptions: Partial<RedisStoresOptions> = { ...options };
+  // One prefix for every store, read once: the application's name unless given.
+  const storeOptions: Partial<RedisStoresOptions> = { ...options, keyPrefix: options.keyPrefix ?? applicationName() };
   for (const key of CONNECTION_KEYS) {
     (connectionOptions as Record<string, unknown>)[key] = options[key];
     delete storeOptions[key];
@@ -117,8 +124,17 @@ export async function createRedisStores(
     logger: context.logger,
     onAvailabilityChange: context.onAvailabilityChange,
   });
+  let fleet: RedisFleetChannel | undefined;
   return {
     store,
+    fleetChannel: () =>
+      (fleet ??= new RedisFleetChannel(client, {
+        keyPrefix: storeOptions.keyPrefix,
+        operationTimeout: storeOptions.operationTimeout,
+        retryInterval: storeOptions.retryInterval,
+        logger: context.logger,
+        timeProvider: context.timeProvider,
+      })),
     pendingAuthorizationStore: () => new RedisPendingAuthorizationStore(client, { keyPrefix: storeOptions.keyPrefix }),
     distributedLimiter: (id, limitOptions) =>
       new RedisRateLimiter({

@@ -1,7 +1,46 @@
-import { systemTimeProvider, type TimeProvider } from '../core/index.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ResilienceValidationError, systemTimeProvider, type TimeProvider } from '../core/index.js';
 
 /** The longest a call waits for Redis unless told otherwise, in ms. @internal */
 export const DEFAULT_OPERATION_TIMEOUT = 100;
+
+/**
+ * The application's name, from the `name` of the package.json in the working directory (where
+ * `npm start`, `node dist/main.js` or a container's `WORKDIR` runs the application), or `undefined` when
+ * there is none: the default key prefix, so that applications sharing a Redis do not share circuits.
+ *
+ * @internal
+ */
+export function applicationName(directory = process.cwd()): string | undefined {
+  try {
+    const { name } = JSON.parse(readFileSync(join(directory, 'package.json'), 'utf8')) as { name?: unknown };
+    return typeof name === 'string' && name.length > 0 ? name : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The rule reported when no key prefix is given and none can be derived. @internal */
+export const KEY_PREFIX_REQUIRED = (): string =>
+  `is required: there is no package.json with a "name" in the working directory (${process.cwd()}) to derive it from`;
+
+/**
+ * `keyPrefix` as given, else the application's name (`applicationName`); throws a
+ * `ResilienceValidationError` naming `path` when there is neither.
+ *
+ * @internal
+ */
+export function resolveKeyPrefix(keyPrefix: string | undefined, path = 'keyPrefix'): string {
+  const prefix = keyPrefix ?? applicationName();
+  if (prefix === undefined) {
+    throw new ResilienceValidationError(
+      [{ path, value: undefined, rule: KEY_PREFIX_REQUIRED() }],
+      'Invalid Redis store options',
+    );
+  }
+  return prefix;
+}
 
 /** Settles like `promise`, or rejects after `ms` milliseconds (on `time`) without an answer. @internal */
 export function withTimeout<T>(promise: Promise<T>, ms: number, time: TimeProvider = systemTimeProvider): Promise<T> {

@@ -94,10 +94,10 @@ describe('the rule texts of validation problems', () => {
     const registry = (name: string) => () =>
       new ResiliencePipelineRegistry({ pipelines: { a: { retry: { shouldHandle: name } } } });
     expect(problems(registry('timeoutt'))).toContain(
-      'pipelines.a.retry.shouldHandle: is not a registered predicate (did you mean "timeout"?; known: all-errors, http-failure, http-retryable, http-transient, timeout, transient-network)',
+      'pipelines.a.retry.shouldHandle: is not a registered predicate (did you mean "timeout"?; known: all-errors, http-failure, http-retryable, http-transient, overload, timeout, transient-network)',
     );
     expect(problems(registry('zzz'))).toContain(
-      'pipelines.a.retry.shouldHandle: is not a registered predicate (known: all-errors, http-failure, http-retryable, http-transient, timeout, transient-network)',
+      'pipelines.a.retry.shouldHandle: is not a registered predicate (known: all-errors, http-failure, http-retryable, http-transient, overload, timeout, transient-network)',
     );
   });
 });

@@ -182,7 +182,9 @@ describe('sample tour: the README table, in its order, on one fresh app', () => 
         timings.pageShowsOpenAfterRegistryMs = Math.max(0, openSeenAt! - reportedOpenAt);
         await weatherCircuit().locator('.badge', { hasText: 'open' }).waitFor();
         // With the break that is left.
-        await weatherCircuit().locator('dt', { hasText: 'retry after' }).waitFor();
+        await weatherCircuit()
+          .locator('[data-role="retry"]', { hasText: /^in \d/ })
+          .waitFor();
         await browser.screenshot('4-circuit-open');
         await browser.screenshot('dashboard');
       },

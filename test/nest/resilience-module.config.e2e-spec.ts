@@ -97,7 +97,7 @@ describe('ResilienceModule configuration', () => {
     const issues = (error as ResilienceValidationError).issues.map((i) => `${i.path}: ${i.rule}`);
     expect(issues).toEqual([
       expect.stringMatching(
-        /^pipelines\.orders\.retry\.shouldHandle: is not a registered predicate \(did you mean "transient-network"\?; known: all-errors, http-failure, http-retryable, http-transient, timeout, transient-network\)$/,
+        /^pipelines\.orders\.retry\.shouldHandle: is not a registered predicate \(did you mean "transient-network"\?; known: all-errors, http-failure, http-retryable, http-transient, overload, timeout, transient-network\)$/,
       ),
       'pipelines.orders.retry.maxRetryAttempts: must be an integer >= 0',
       'pipelines.orders.circuitBreaker.failureRatio: applies only to kind "time-window" or "count-window" or "slow-call", not "consecutive"',

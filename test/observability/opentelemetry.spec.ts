@@ -179,6 +179,31 @@ describe('OpenTelemetryListener', () => {
     expect(second.attributes['exception.type']).toBe('BrokenCircuitError');
   });
 
+  it("records the error's message and stack trace by default, only its type with includeErrorMessages: false", async () => {
+    const failure = () => Promise.reject(new Error('connect ECONNREFUSED 10.0.0.7:5432 user=payments'));
+    const recorded = new ResiliencePipelineBuilder({ name: 'db', telemetryListeners: [listener] }).build();
+    await recorded.executeOutcome(failure);
+    const redacting = new OpenTelemetryListener({ tracerProvider, metrics: false, includeErrorMessages: false });
+    const redacted = new ResiliencePipelineBuilder({ name: 'db', telemetryListeners: [redacting] }).build();
+    await redacted.executeOutcome(failure);
+    await redacted.executeOutcome(() => Promise.reject('a string that names a host: 10.0.0.7'));
+
+    const [withMessage, withoutMessage, stringFailure] = spans.getFinishedSpans();
+    expect(withMessage.events[0].attributes).toMatchObject({
+      'exception.type': 'Error',
+      'exception.message': 'connect ECONNREFUSED 10.0.0.7:5432 user=payments',
+      'exception.stacktrace': expect.stringContaining('10.0.0.7'),
+    });
+    for (const span of [withoutMessage, stringFailure]) {
+      expect(span.events.map((e) => e.name)).toEqual(['exception']);
+      expect(JSON.stringify([span.events, span.attributes, span.status])).not.toContain('10.0.0.7');
+      expect(span.status.code).toBe(2);
+    }
+    expect(withoutMessage.events[0].attributes).toEqual({ 'exception.type': 'Error' });
+    expect(stringFailure.attributes['exception.type']).toBe('string');
+    expect(() => new OpenTelemetryListener({ includeErrorMessages: 'no' as never })).toThrow(ResilienceValidationError);
+  });
+
   it('records hedges and timeouts as span events of the same span, also from parallel attempts', async () => {
     const hedged = new ResiliencePipelineBuilder<string>({ name: 'search', telemetryListeners: [listener] })
       .addTimeout(10_000)

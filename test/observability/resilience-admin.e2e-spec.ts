@@ -7,7 +7,7 @@ import { get as httpGet, type IncomingMessage } from 'node:http';
 import request from 'supertest';
 import type { App } from 'supertest/types.js';
 import { ResilienceModule, ResiliencePipelineRegistry, ResilienceValidationError } from '../../src/index.js';
-import { ResilienceAdminModule, ResilienceEventStream } from '../../src/nest/admin/index.js';
+import { ResilienceAdminModule, ResilienceEventStream, type PipelineStatistics } from '../../src/nest/admin/index.js';
 import { FakeTimeProvider } from '../../src/testing/index.js';
 
 /** The app's own guard: an operator token in a header. */
@@ -121,7 +121,7 @@ describe('ResilienceAdminModule with the app guard', () => {
     await request(app.getHttpServer()).get('/ops/resilience/circuits').expect(403);
     await request(app.getHttpServer()).get('/resilience/circuits').set('x-operator', 'yes').expect(404);
     const info = await operator(request(app.getHttpServer()).get('/ops/resilience')).expect(200);
-    expect(info.body).toEqual({ control: true, dashboard: false });
+    expect(info.body).toEqual({ control: true, dashboard: false, fleet: false });
     await operator(request(app.getHttpServer()).get('/ops/resilience/dashboard')).expect(404);
   });
 
@@ -183,6 +183,18 @@ describe('ResilienceAdminModule with the app guard', () => {
         expect.objectContaining({ pipelineName: 'search', calls: 1, failures: 0 }),
       ]),
     );
+    // Per operation key (none here: "(none)"), and five minutes in 5-second steps for the charts.
+    const payments = (stats.body as PipelineStatistics[]).find((s) => s.pipelineName === 'payments')!;
+    expect(payments.operations).toEqual([expect.objectContaining({ operationKey: '(none)', calls: 1, failures: 1 })]);
+    expect(payments.series.step).toBe(5);
+    expect(payments.series.calls).toHaveLength(60);
+    expect(payments.series.calls.reduce((a, b) => a + b, 0)).toBe(1);
+    expect(payments.series.failures.reduce((a, b) => a + b, 0)).toBe(1);
+    // The opening is in the circuit's history.
+    const history = await operator(request(app.getHttpServer()).get('/ops/resilience/history')).expect(200);
+    expect(history.body).toEqual([
+      expect.objectContaining({ pipelineName: 'payments', changes: [expect.objectContaining({ state: 'open' })] }),
+    ]);
   });
 
   it('isolates and closes a circuit, and 404s a name without one', async () => {

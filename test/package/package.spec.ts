@@ -4,7 +4,7 @@
 // TypeScript snippet of README.md and docs/ compiles against the installed package.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, normalize } from 'node:path';
 import { promisify } from 'node:util';
@@ -45,14 +45,27 @@ const SNIPPET_PACKAGES = [
   '@nestjs/config',
 ];
 
-/** The example project of examples/jest-esm: its manifest says what it installs and how it runs its tests. */
-const exampleDir = join(repoRoot, 'examples/jest-esm');
-const exampleManifest = JSON.parse(readFileSync(join(exampleDir, 'package.json'), 'utf8')) as {
-  scripts: Record<string, string>;
+/**
+ * The example projects of examples/: each manifest says what it installs and how it runs its tests. One
+ * install holds the packages of them all; each project runs in a folder of its own inside it, its
+ * `node_modules` a link to the shared one (so `npm test` runs as in the project itself).
+ */
+const EXAMPLES = {
+  'jest-esm': { files: ['jest.config.js', 'tsconfig.json', 'src', 'test'], passed: /Tests: +4 passed, 4 total/ },
+  'vitest-esm': { files: ['vitest.config.ts', 'tsconfig.json', 'src', 'test'], passed: /Tests +3 passed \(3\)/ },
+} as const;
+type ExampleName = keyof typeof EXAMPLES;
+interface ExampleManifest {
   dependencies: Record<string, string>;
   devDependencies: Record<string, string>;
-};
-let exampleApp: ConsumerApp;
+}
+const exampleManifests = Object.fromEntries(
+  Object.keys(EXAMPLES).map((name) => [
+    name,
+    JSON.parse(readFileSync(join(repoRoot, 'examples', name, 'package.json'), 'utf8')) as ExampleManifest,
+  ]),
+) as Record<ExampleName, ExampleManifest>;
+let examplesApp: ConsumerApp;
 
 let workDir: string;
 let packed: PackedPackage;
@@ -84,10 +97,12 @@ beforeAll(async () => {
         apps.set(app.name, installed);
       }),
       (async () => {
-        // Its dependencies but the library itself, at this repository's locked versions.
-        const packages = Object.keys(exampleManifest.devDependencies);
-        exampleApp = await timed('install jest-esm example', () =>
-          createConsumerApp(join(workDir, 'jest-esm'), packed.tarball, packages, exampleManifest.scripts),
+        // Their dependencies but the library itself, at this repository's locked versions.
+        const packages = [
+          ...new Set(Object.values(exampleManifests).flatMap((manifest) => Object.keys(manifest.devDependencies))),
+        ];
+        examplesApp = await timed('install examples', () =>
+          createConsumerApp(join(workDir, 'examples'), packed.tarball, packages),
         );
       })(),
       (async () => {
@@ -270,21 +285,27 @@ describe.each(consumerApps)('a $name app (peers: $peers)', (definition) => {
   });
 });
 
-describe('the example project examples/jest-esm', () => {
+describe.each(Object.keys(EXAMPLES) as ExampleName[])('the example project examples/%s', (name) => {
+  const dir = () => join(examplesApp.dir, name);
+
   it('depends on the library and on packages this repository locks', () => {
-    expect(Object.keys(exampleManifest.dependencies)).toEqual(['nest-resilience']);
-    expect(existsSync(join(exampleApp.dir, 'node_modules/jest/package.json'))).toBe(true);
+    expect(Object.keys(exampleManifests[name].dependencies)).toEqual(['nest-resilience']);
+    for (const dependency of Object.keys(exampleManifests[name].devDependencies)) {
+      expect(existsSync(join(examplesApp.dir, 'node_modules', dependency, 'package.json'))).toBe(true);
+    }
   });
 
   it(
     'type-checks with its own tsconfig (strict, skipLibCheck: false) against the installed package',
     async () => {
-      for (const entry of ['jest.config.js', 'tsconfig.json', 'src', 'test']) {
-        cpSync(join(exampleDir, entry), join(exampleApp.dir, entry), { recursive: true });
+      mkdirSync(dir());
+      for (const entry of ['package.json', ...EXAMPLES[name].files]) {
+        cpSync(join(repoRoot, 'examples', name, entry), join(dir(), entry), { recursive: true });
       }
-      const tsc = join(exampleApp.dir, 'node_modules/typescript/bin/tsc');
-      const result = await timed('tsc jest-esm example', () =>
-        run(process.execPath, [tsc, '-p', 'tsconfig.json', '--pretty', 'false'], { cwd: exampleApp.dir }).then(
+      symlinkSync(join(examplesApp.dir, 'node_modules'), join(dir(), 'node_modules'), 'dir');
+      const tsc = join(dir(), 'node_modules/typescript/bin/tsc');
+      const result = await timed(`tsc ${name} example`, () =>
+        run(process.execPath, [tsc, '-p', 'tsconfig.json', '--pretty', 'false'], { cwd: dir() }).then(
           () => '',
           (error: { stdout: string; stderr: string }) => `${error.stdout}${error.stderr}`,
         ),
@@ -295,13 +316,13 @@ describe('the example project examples/jest-esm', () => {
   );
 
   it(
-    'passes its own `npm test`: Jest in ESM with the test kit',
+    'passes its own `npm test` with the test kit',
     async () => {
-      expect(existsSync(join(exampleApp.dir, 'test/quote.client.spec.ts'))).toBe(true);
-      const { stderr } = await timed('npm test jest-esm example', () =>
-        run('npm', ['test', '--silent'], { cwd: exampleApp.dir, env: { ...process.env, CI: 'true' } }),
+      expect(existsSync(join(dir(), 'test'))).toBe(true);
+      const { stdout, stderr } = await timed(`npm test ${name} example`, () =>
+        run('npm', ['test', '--silent'], { cwd: dir(), env: { ...process.env, CI: 'true', NO_COLOR: '1' } }),
       );
-      expect(stderr).toMatch(/Tests: +4 passed, 4 total/);
+      expect(`${stdout}${stderr}`).toMatch(EXAMPLES[name].passed);
     },
     TYPE_CHECK_TIMEOUT,
   );

@@ -266,7 +266,7 @@ describe('Redis circuit-breaker state store', () => {
     within(await failOnce('long', long), 170_000);
   });
 
-  it('names keys under the nest-resilience prefix by default', () => {
+  it("names keys under the working directory's package name by default (this repository's: nest-resilience)", () => {
     const store = new RedisCircuitBreakerStateStore({ client: clients[0] });
     expect(store.keyFor('orders/circuit-breaker')).toBe('nest-resilience:cb:{orders/circuit-breaker}');
   });

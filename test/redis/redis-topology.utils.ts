@@ -68,7 +68,7 @@ export async function command(port: number, ...args: (string | number)[]): Promi
   }
 }
 
-function info(reply: unknown): Record<string, string> {
+export function info(reply: unknown): Record<string, string> {
   const fields: Record<string, string> = {};
   for (const line of String(reply).split(/\r?\n/)) {
     const at = line.indexOf(':');

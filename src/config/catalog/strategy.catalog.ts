@@ -1,4 +1,6 @@
 import {
+  adaptiveConcurrencyStrategy,
+  adaptiveThrottlingStrategy,
   chaosFaultStrategy,
   chaosLatencyStrategy,
   circuitBreakerStrategy,
@@ -76,8 +78,10 @@ export const STRATEGY_CATALOG = [
   slot('pipeline', 'UseResiliencePipeline'),
   catalogLine('rateLimiter', rateLimiterStrategy),
   catalogLine('concurrencyLimiter', concurrencyLimiterStrategy),
+  catalogLine('adaptiveConcurrency', adaptiveConcurrencyStrategy),
   catalogLine('hedging', hedgingStrategy),
   catalogLine('retry', retryStrategy),
+  catalogLine('adaptiveThrottling', adaptiveThrottlingStrategy),
   catalogLine('circuitBreaker', circuitBreakerStrategy),
   catalogLine('timeout', timeoutStrategy),
   catalogLine('chaosLatency', chaosLatencyStrategy),

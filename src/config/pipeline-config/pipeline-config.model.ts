@@ -33,8 +33,8 @@ type CatalogSections = { [L in SectionLine as L['name']]?: NonNullable<L['__conf
 /**
  * The strategies of a named pipeline as plain data (JSON, YAML, environment config): one optional
  * section per line of the strategy catalog, composed in the catalog's order, outermost first:
- * `fallback` → `totalTimeout` → `rateLimiter` → `concurrencyLimiter` → `hedging` → `retry` →
- * `circuitBreaker` → `timeout` (per attempt) → `chaosLatency` → `chaosFault`. Give `strategies` instead
+ * `fallback` → `totalTimeout` → `rateLimiter` → `concurrencyLimiter` → `adaptiveConcurrency` →
+ * `hedging` → `retry` → `adaptiveThrottling` → `circuitBreaker` → `timeout` (per attempt) → `chaosLatency` → `chaosFault`. Give `strategies` instead
  * to choose the order yourself. A strategy registered outside the package adds its section by
  * declaration merging.
  *

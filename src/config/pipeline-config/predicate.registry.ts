@@ -2,6 +2,7 @@ import {
   anyOf,
   handleAllErrors,
   handleHttpFailure,
+  handleOverloadRejection,
   handleRetryableHttpFailure,
   handleTransientHttp,
   handleTransientNetworkErrors,
@@ -18,6 +19,7 @@ export const BUILT_IN_PREDICATES: Readonly<Record<string, OutcomePredicate<unkno
   'http-transient': handleTransientHttp,
   'http-failure': handleHttpFailure,
   'http-retryable': handleRetryableHttpFailure,
+  overload: handleOverloadRejection,
   timeout: ({ outcome }) => !outcome.ok && isTimeoutRejectedError(outcome.error),
 };
 

@@ -1,10 +1,12 @@
 import {
   ConcurrencyLimiter,
+  type AdaptiveThrottlingPort,
   type CircuitBreakerKind,
   type CircuitPolicy,
   type CircuitPort,
   type CircuitSnapshot,
   type CircuitState,
+  type InspectableRateLimiter,
   type RateLimiter,
   type RateLimiterStrategyOptions,
   type ResiliencePipeline,
@@ -54,9 +56,16 @@ export interface LimiterInfo {
   readonly pipelineName: string;
   /** The pipeline's instance key, when it has one. */
   readonly instanceKey: string | undefined;
-  /** `rateLimiter` or `concurrencyLimiter` (the configuration section), or `strategy` for one added by code. */
-  readonly section: 'rateLimiter' | 'concurrencyLimiter' | 'strategy';
-  /** The limit's kind (`concurrency`, `token-bucket`, `fixed-window`, `sliding-window`) or `custom`. */
+  /**
+   * `rateLimiter` or `concurrencyLimiter` (the configuration section), `adaptiveConcurrency` for an
+   * adaptive concurrency limiter, `adaptiveThrottling` for an adaptive throttling strategy (see
+   * `throttle`), or `strategy` for another one added by code.
+   */
+  readonly section: 'rateLimiter' | 'concurrencyLimiter' | 'adaptiveConcurrency' | 'adaptiveThrottling' | 'strategy';
+  /**
+   * The limit's kind (`concurrency`, `token-bucket`, `fixed-window`, `sliding-window`,
+   * `adaptive-gradient2`, `adaptive-aimd`, `adaptive-throttling`) or `custom`.
+   */
   readonly kind: string;
   /** Permits (or tokens) per window, or calls at once for `concurrency`. */
   readonly permitLimit: number | undefined;
@@ -70,6 +79,20 @@ export interface LimiterInfo {
   readonly partitions: number | undefined;
   /** Distributed (shared through a store): the figures above are this process's view only. */
   readonly distributed: boolean;
+  /**
+   * Calls turned away since the limiter was made, when the limiter counts them (adaptive concurrency;
+   * adaptive throttling: calls rejected locally).
+   */
+  readonly rejections?: number;
+  /** Adaptive throttling's figures now: requests and accepts in its window, and the reject probability. */
+  readonly throttle?: {
+    readonly requests: number;
+    readonly accepts: number;
+    readonly rejectProbability: number;
+    readonly k: number;
+    /** The window, in milliseconds. */
+    readonly window: number;
+  };
 }
 
 /** A pipeline instance the registry knows, with its owner. @internal */
@@ -261,14 +284,38 @@ export function describeLimiters(
     described.add(s.limiter);
     result.push(describeLimiter(s.name, s.key, s.section, s.limiter, s.options));
   }
+  const throttles = new Set<AdaptiveThrottlingPort>();
   for (const { name, key, pipeline } of pipelines) {
-    for (const { limiter } of pipeline.strategyPorts()) {
+    for (const { limiter, throttle } of pipeline.strategyPorts()) {
+      if (throttle && !throttles.has(throttle)) {
+        throttles.add(throttle);
+        result.push(describeThrottle(name, key, throttle));
+      }
       if (!limiter || described.has(limiter)) continue;
       described.add(limiter);
       result.push(describeLimiter(name, key, 'strategy', limiter, undefined));
     }
   }
   return result;
+}
+
+/** An adaptive throttling strategy as a limiter: no permits, its figures in `throttle`. */
+function describeThrottle(name: string, key: string | undefined, port: AdaptiveThrottlingPort): LimiterInfo {
+  const { requests, accepts, rejectProbability, throttled, k, window } = port.statistics;
+  return {
+    pipelineName: name,
+    instanceKey: key,
+    section: 'adaptiveThrottling',
+    kind: 'adaptive-throttling',
+    permitLimit: undefined,
+    permitsInUse: undefined,
+    queueLength: 0,
+    queueLimit: undefined,
+    partitions: undefined,
+    distributed: false,
+    rejections: throttled,
+    throttle: { requests, accepts, rejectProbability, k, window },
+  };
 }
 
 function describeLimiter(
@@ -278,6 +325,17 @@ function describeLimiter(
   limiter: RateLimiter,
   options: RateLimiterStrategyOptions | undefined,
 ): LimiterInfo {
+  const snapshot = (limiter as Partial<InspectableRateLimiter>).snapshot?.();
+  if (snapshot) {
+    return {
+      pipelineName: name,
+      instanceKey: key,
+      ...snapshot,
+      section: snapshot.section === 'adaptiveConcurrency' ? snapshot.section : section,
+      partitions: undefined,
+      distributed: false,
+    };
+  }
   const view = limiter as Partial<{
     readonly queuedCount: number;
     readonly availableTokens: number;

@@ -3,8 +3,9 @@ import type { RateLimiterStrategyOptions } from '../rate-limiter/rate-limiter.op
 import type { StrategyDescriptor } from '../resilience-strategy.interface.js';
 import { defineStrategy, section } from '../strategy/strategy.descriptor.js';
 
-/** Concurrent calls, or the limit with a queue. @publicApi */
-export type ConcurrencyLimiterConfig = number | { permitLimit: number; queueLimit?: number; name?: string };
+/** Concurrent calls, or the limit with a queue (and the share `sheddable` calls may fill). @publicApi */
+export type ConcurrencyLimiterConfig =
+  number | { permitLimit: number; queueLimit?: number; sheddableRatio?: number; name?: string };
 
 /**
  * The concurrency limiter (the bulkhead): `permitLimit` calls run, `queueLimit` wait in FIFO order. The

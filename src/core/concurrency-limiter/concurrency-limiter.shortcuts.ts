@@ -8,6 +8,8 @@ export interface ConcurrencyLimiterStrategyOptions {
   permitLimit: number;
   /** Calls that wait in FIFO order for a permit. Default 0. */
   queueLimit?: number;
+  /** The share of `permitLimit` that `sheddable` calls may fill (they never wait). Default 0.8. */
+  sheddableRatio?: number;
   /** Names the strategy in telemetry and validation messages. */
   name?: string;
   /** Runs when a call is rejected. */

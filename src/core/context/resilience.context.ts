@@ -21,6 +21,14 @@ export interface ResilienceContextOptions {
   cancellation?: CancellationSource;
   /** Initial properties; the bag is shared, not copied. */
   properties?: ResilienceProperties;
+  /**
+   * The time (per the pipeline's clock, `timeProvider.now()`) by which the whole execution must end —
+   * typically `now + the budget the caller has left`. A pipeline rejects the call with
+   * `DeadlineExceededError` if it has passed when the call starts, aborts `signal` when it passes, and
+   * every strategy inside sees it as `deadline` (a retry never starts an attempt past it). `undefined`,
+   * `NaN` or `Infinity`: no deadline.
+   */
+  deadline?: number;
 }
 
 /**
@@ -54,11 +62,19 @@ export class ResilienceContext {
   _state: unknown;
   /** @internal The time (per the pipeline's clock) by which an enclosing timeout ends the call. */
   _deadline = Infinity;
+  /**
+   * @internal The caller's deadline (`ResilienceContextOptions.deadline`) that the next execution arms
+   * (a timer that aborts the scope); `undefined` while an execution has it armed, and for contexts
+   * without one — left unset (no property on the object) unless a caller gives a deadline.
+   */
+  _pendingDeadline: number | undefined;
   private bag: ResilienceProperties | undefined;
 
   constructor(options?: ResilienceContextOptions) {
     this.operationKey = options?.operationKey;
     this.bag = options?.properties;
+    const deadline = options?.deadline;
+    if (typeof deadline === 'number' && deadline < Infinity) this._deadline = this._pendingDeadline = deadline;
     const signal = options?.signal;
     const cancellation = options?.cancellation;
     this._scope = cancellation
@@ -74,6 +90,16 @@ export class ResilienceContext {
       this._scope = new ExternalCancellationScope(new AbortController().signal);
     }
     return this._scope.signal;
+  }
+
+  /**
+   * The earliest deadline in force for the code running now, per the pipeline's clock: the caller's
+   * (`ResilienceContextOptions.deadline`) or an enclosing timeout's, whichever ends first; `Infinity`
+   * when there is none. `deadline - timeProvider.now()` is the budget left, which a client passes on to
+   * the service it calls.
+   */
+  get deadline(): number {
+    return this._deadline;
   }
 
   /** True once `signal` has aborted; reading this never allocates a signal. */
@@ -125,6 +151,7 @@ export class ResilienceContext {
     copy._callback = this._callback;
     if (this._state !== undefined) copy._state = this._state;
     copy._deadline = this._deadline;
+    if (this._pendingDeadline !== undefined) copy._pendingDeadline = this._pendingDeadline;
     copy.attemptNumber = this.attemptNumber;
     if (this.bag) copy.properties.addOrReplace(this.bag);
     return copy;

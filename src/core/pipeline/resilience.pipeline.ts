@@ -5,7 +5,10 @@ import {
 } from '../context/resilience.context.js';
 import { outcomeFromError, outcomeFromValue, type Outcome } from '../outcome.model.js';
 import type { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
-import { getTimestamp, type TimeProvider } from '../time/time.provider.js';
+import { LinkedCancellationScope } from '../context/cancellation.scope.js';
+import { DeadlineExceededError, isCancellationError } from '../resilience.errors.js';
+import { getTimestamp, systemTimeProvider, type TimeProvider } from '../time/time.provider.js';
+import { MAX_TIMER_DELAY } from '../utils/options.validation.js';
 import { invokeCallback } from './callback.invoker.js';
 import { isInlineStrategy, type InlineStrategy } from '../inline-strategy.interface.js';
 import { inlineHead, MAX_INLINE_RUN } from './inline.runner.js';
@@ -135,10 +138,14 @@ export class ResiliencePipeline<T = unknown> {
     const core = this.core;
     let ctx: ResilienceContext;
     if (context instanceof ResilienceContext) {
+      if (context._pendingDeadline !== undefined) return executeWithinDeadline(this, core, callback, context, state);
       // A context already in use (a nested call) gets its callback restored afterwards: the slower path.
       if (core.telemetry || context._callback !== undefined) return executeWithContext(core, callback, context, state);
       ctx = context;
     } else {
+      if (context?.deadline !== undefined) {
+        return executeWithinDeadline(this, core, callback, new ResilienceContext(context), state);
+      }
       if (core.telemetry) return executeWithContext(core, callback, context, state);
       ctx = new ResilienceContext(context);
     }
@@ -296,6 +303,62 @@ function executeWithContext<R, S>(
       throw error;
     },
   );
+}
+
+/**
+ * A call whose context carries the caller's deadline: rejected at once when it has passed; otherwise the
+ * deadline is armed — one timer on the pipeline's clock that aborts the call's scope — for the call, and
+ * released (and the context restored, ready to be reused) when it ends. A call that ends because the
+ * deadline aborted it fails with `DeadlineExceededError`.
+ */
+function executeWithinDeadline<R, S>(
+  pipeline: ResiliencePipeline<never>,
+  core: PipelineCore,
+  callback: ResilienceCallback<R, S>,
+  ctx: ResilienceContext,
+  state: S | undefined,
+): Promise<R> {
+  const deadline = ctx._pendingDeadline;
+  const time = core.components?.timeProvider ?? systemTimeProvider;
+  const run = () => pipeline.execute(callback as ResilienceCallback<never, S>, ctx, state) as Promise<R>;
+  // Stryker disable next-line ConditionalExpression: equivalent — a context built from options without a finite deadline has none pending
+  if (deadline === undefined) return run();
+  const budget = deadline - time.now();
+  if (!(budget > 0)) return Promise.reject(new DeadlineExceededError(0));
+  const parentScope = ctx._scope;
+  const scope = new LinkedCancellationScope(parentScope);
+  const previousDeadline = ctx._deadline;
+  const reason = new DOMException(`The deadline passed (${budget} ms after the call started).`, 'TimeoutError');
+  const handle = time.setTimeout(() => scope.abort(reason), Math.min(budget, MAX_TIMER_DELAY));
+  ctx._pendingDeadline = undefined;
+  ctx._scope = scope;
+  ctx._deadline = Math.min(deadline, previousDeadline);
+  const finish = (): void => {
+    time.clearTimeout(handle);
+    scope.dispose();
+    ctx._scope = parentScope;
+    ctx._deadline = previousDeadline;
+    ctx._pendingDeadline = deadline;
+  };
+  return run().then(
+    (value) => {
+      finish();
+      return value;
+    },
+    (error: unknown) => {
+      const endedByDeadline = scope.abortedHere && !parentScope.aborted;
+      finish();
+      if (endedByDeadline && (error === reason || isCancellationError(error) || isTimeoutFault(error))) {
+        throw new DeadlineExceededError(budget, { cause: error });
+      }
+      throw error;
+    },
+  );
+}
+
+/** An error a deadline's abort leads to: its reason (a `TimeoutError`) or a timeout error of the callback's. */
+function isTimeoutFault(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { name?: unknown }).name === 'TimeoutError';
 }
 
 /** Runs `strategies` with `next` as the innermost step (a pipeline nested in another). */

@@ -1,6 +1,6 @@
 import './rate-limiter.shortcuts.js';
 
-export type { RateLimiter, RateLimitLease } from './rate-limiter.model.js';
+export type { InspectableRateLimiter, LimiterSnapshot, RateLimiter, RateLimitLease } from './rate-limiter.model.js';
 export {
   createRateLimiter,
   DEFAULT_RATE_LIMIT,

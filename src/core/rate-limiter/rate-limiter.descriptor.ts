@@ -78,10 +78,21 @@ export const rateLimiterStrategy: StrategyDescriptor<RateLimiterStrategyOptions,
         severity: 'error',
         logAs: 'debug',
         changesState: true,
-        describe: (a) =>
-          a.retryAfter === undefined
+        describe: (a) => [
+          // Log lines name the reason only when the call was shed; metrics carry it whenever it is known.
+          ...(a.reason === undefined
             ? []
-            : [{ label: 'retryAfter', attribute: 'retry.after', value: a.retryAfter, unit: 'ms' }],
+            : [
+                {
+                  label: a.reason === 'shed' ? 'reason' : undefined,
+                  attribute: 'rate_limiter.reason',
+                  value: a.reason,
+                },
+              ]),
+          ...(a.retryAfter === undefined
+            ? []
+            : [{ label: 'retryAfter', attribute: 'retry.after', value: a.retryAfter, unit: 'ms' as const }]),
+        ],
       },
     },
     create: (options, context) => new RateLimiterStrategy(options, context),

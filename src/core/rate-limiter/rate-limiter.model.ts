@@ -1,4 +1,5 @@
 import type { ResilienceContext } from '../context/resilience.context.js';
+import type { RateLimiterRejectionReason } from '../resilience.errors.js';
 
 /** The answer of a limiter: a permit to release, or a rejection with an estimated wait. @publicApi */
 export interface RateLimitLease {
@@ -6,6 +7,8 @@ export interface RateLimitLease {
   readonly acquired: boolean;
   /** When rejected: milliseconds after which a permit may be available, when the limiter can tell. */
   readonly retryAfter?: number;
+  /** When rejected: why (`limit` or `shed`), when the limiter says. */
+  readonly reason?: RateLimiterRejectionReason;
   /** Gives the permit back (concurrency limiters); idempotent; a no-op for time-based limiters. */
   release(): void;
 }
@@ -30,6 +33,35 @@ export interface RateLimiter {
 export const TIME_BASED_LEASE: RateLimitLease = Object.freeze({ acquired: true, release: () => undefined });
 
 /** @internal */
-export function rejectedLease(retryAfter?: number): RateLimitLease {
-  return { acquired: false, retryAfter, release: () => undefined };
+export function rejectedLease(retryAfter?: number, reason?: RateLimiterRejectionReason): RateLimitLease {
+  return { acquired: false, retryAfter, reason, release: () => undefined };
+}
+
+/**
+ * What a limiter may tell inspection about itself (the adaptive concurrency limiter does): read by the
+ * registry's `limiterStatistics()`, and so by the admin API, the dashboard and metrics.
+ *
+ * @publicApi
+ */
+export interface LimiterSnapshot {
+  /** The configuration section that makes such limiters (`adaptiveConcurrency`). */
+  readonly section: string;
+  /** The limit's kind, e.g. `adaptive-gradient2`. */
+  readonly kind: string;
+  /** Calls that may run at once now. */
+  readonly permitLimit: number;
+  /** Calls running now. */
+  readonly permitsInUse: number;
+  /** Callers waiting. */
+  readonly queueLength: number;
+  /** Callers that may wait. */
+  readonly queueLimit: number;
+  /** Calls turned away since the limiter was made. */
+  readonly rejections: number;
+}
+
+/** A limiter that describes itself to inspection. @publicApi */
+export interface InspectableRateLimiter extends RateLimiter {
+  /** The limiter's figures now. */
+  snapshot(): LimiterSnapshot;
 }

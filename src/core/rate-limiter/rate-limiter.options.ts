@@ -8,6 +8,7 @@ import { SlidingWindowRateLimiter } from './limiters/sliding-window.limiter.js';
 import { TokenBucketRateLimiter } from './limiters/token-bucket.limiter.js';
 import type { RateLimiter } from './rate-limiter.model.js';
 import { RULES } from '../resilience.messages.js';
+import type { RateLimiterRejectionReason } from '../resilience.errors.js';
 import { option, optionKeys, type OptionSpec, type OptionsSchema } from '../strategy/options.schema.js';
 
 /** One limit, as data. @publicApi */
@@ -21,7 +22,7 @@ export type RateLimitDefinition =
     }
   | { kind: 'fixed-window'; permitLimit: number; window: number; queueLimit?: number }
   | { kind: 'sliding-window'; permitLimit: number; window: number; segmentsPerWindow?: number; queueLimit?: number }
-  | { kind: 'concurrency'; permitLimit: number; queueLimit?: number };
+  | { kind: 'concurrency'; permitLimit: number; queueLimit?: number; sheddableRatio?: number };
 
 /** The kinds of limit: `concurrency`, `token-bucket`, `fixed-window`, `sliding-window`. @publicApi */
 export type RateLimitKind = RateLimitDefinition['kind'];
@@ -32,6 +33,8 @@ export interface OnRateLimiterRejectedArguments {
   readonly context: ResilienceContext;
   /** Milliseconds after which a permit may be free, when the limiter can tell. */
   readonly retryAfter: number | undefined;
+  /** Why: `limit` (no permit, no room to wait) or `shed` (the call's criticality decided). */
+  readonly reason: RateLimiterRejectionReason;
 }
 
 /** Options of `addRateLimiter` (and the `rateLimiter` section of a pipeline configuration). @publicApi */
@@ -54,6 +57,8 @@ export interface RateLimiterStrategyOptions {
   replenishmentPeriod?: number;
   /** Calls that may wait, in FIFO order, for a permit; more are rejected at once. */
   queueLimit?: number;
+  /** `concurrency`: the share of `permitLimit` that `sheddable` calls may fill (default 0.8). */
+  sheddableRatio?: number;
   /** Several limits that must all admit a call (e.g. per second and per hour). */
   limits?: RateLimitDefinition[];
   /** A limiter of your own (shared between pipelines, distributed…). */
@@ -73,7 +78,7 @@ const FIELDS: Record<RateLimitKind, { required: readonly string[]; optional: rea
   'token-bucket': { required: ['tokenLimit', 'replenishmentPeriod'], optional: ['tokensPerPeriod', 'queueLimit'] },
   'fixed-window': { required: ['permitLimit', 'window'], optional: ['queueLimit'] },
   'sliding-window': { required: ['permitLimit', 'window'], optional: ['segmentsPerWindow', 'queueLimit'] },
-  concurrency: { required: ['permitLimit'], optional: ['queueLimit'] },
+  concurrency: { required: ['permitLimit'], optional: ['queueLimit', 'sheddableRatio'] },
 };
 /** The fields of a limit, with their rules, in the order they are checked. */
 const LIMIT_OPTIONS: Readonly<Record<string, OptionSpec>> = {
@@ -84,6 +89,7 @@ const LIMIT_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   segmentsPerWindow: option.number({ min: 1, max: 1_000, integer: true }),
   window: option.duration({ min: 1 }),
   replenishmentPeriod: option.duration({ min: 1 }),
+  sheddableRatio: option.number({ min: 0, max: 1 }),
 };
 const LIMIT_FIELDS = [
   'permitLimit',
@@ -93,6 +99,7 @@ const LIMIT_FIELDS = [
   'tokensPerPeriod',
   'replenishmentPeriod',
   'queueLimit',
+  'sheddableRatio',
 ] as const;
 
 /** A limit field at the top level: checked with the kind it belongs to. */
@@ -112,6 +119,7 @@ export const RATE_LIMITER_OPTIONS: OptionsSchema<RateLimiterStrategyOptions> = {
   tokensPerPeriod: byKind('tokensPerPeriod'),
   replenishmentPeriod: byKind('replenishmentPeriod'),
   queueLimit: byKind('queueLimit'),
+  sheddableRatio: byKind('sheddableRatio'),
   limits: option.custom({ kind: 'list', fields: { kind: { kind: 'choice' }, ...LIMIT_OPTIONS } }),
   limiter: option.data(),
   partitionKey: option.func(),

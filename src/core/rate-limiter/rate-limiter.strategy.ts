@@ -5,7 +5,12 @@ import type {
   StrategyNext,
   StrategyPorts,
 } from '../resilience-strategy.interface.js';
-import { createLightweightError, RateLimiterRejectedError } from '../resilience.errors.js';
+import { getCriticality } from '../context/criticality.property.js';
+import {
+  createLightweightError,
+  RateLimiterRejectedError,
+  type RateLimiterRejectionReason,
+} from '../resilience.errors.js';
 import type { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
 import { isThenable } from '../utils/is-thenable.util.js';
 import { ConcurrencyLimiter } from './limiters/concurrency.limiter.js';
@@ -64,12 +69,16 @@ export class RateLimiterStrategy<T> implements ResilienceStrategy<T> {
     context: ResilienceContext,
   ): Promise<T> {
     if (context._scope.aborted) return Promise.reject(context._scope.reason); // a caller cancelled already
-    if (limiter.tryTake()) return this.holding(next, context);
-    if (!limiter.hasQueueRoom()) return this.reject(undefined, context);
+    const criticality = getCriticality(context);
+    if (limiter.tryTake(criticality)) return this.holding(next, context);
+    if (!limiter.makeQueueRoom(criticality)) {
+      return this.reject(undefined, context, limiter.rejectionReason(criticality));
+    }
     const promise = new Promise<T>(captureSettlers);
     limiter.enqueue(
       context,
       new QueuedCall<T>(this, next, context, settlers.resolve as (value: T) => void, settlers.reject!),
+      criticality,
     );
     return promise;
   }
@@ -92,7 +101,7 @@ export class RateLimiterStrategy<T> implements ResilienceStrategy<T> {
   };
 
   private run(lease: RateLimitLease, next: StrategyNext<T>, context: ResilienceContext): Promise<T> {
-    if (!lease.acquired) return this.reject(lease.retryAfter, context);
+    if (!lease.acquired) return this.reject(lease.retryAfter, context, lease.reason);
     // Stryker disable next-line ConditionalExpression: equivalent — releasing a time-based lease is a no-op; this only skips the promise hop
     if (lease === TIME_BASED_LEASE) return next(context);
     return next(context).then(
@@ -107,15 +116,26 @@ export class RateLimiterStrategy<T> implements ResilienceStrategy<T> {
     );
   }
 
-  private async reject(retryAfter: number | undefined, context: ResilienceContext): Promise<never> {
-    this.telemetry.report('OnRateLimiterRejected', 'error', context, { retryAfter });
-    if (this.options.onRejected) await this.options.onRejected({ context, retryAfter });
+  /** Rejects a call: telemetry, `onRejected`, then `RateLimiterRejectedError`. @internal */
+  async reject(
+    retryAfter: number | undefined,
+    context: ResilienceContext,
+    reason: RateLimiterRejectionReason = 'limit',
+  ): Promise<never> {
+    this.telemetry.report('OnRateLimiterRejected', 'error', context, { retryAfter, reason });
+    if (this.options.onRejected) await this.options.onRejected({ context, retryAfter, reason });
     throw createLightweightError(
       RateLimiterRejectedError,
-      retryAfter === undefined
-        ? 'The operation was rejected by the rate limiter.'
-        : `The operation was rejected by the rate limiter; retry after ${retryAfter} ms.`,
-      { retryAfter, source: { pipelineName: this.telemetry.source.pipelineName, strategyName: this.options.name } },
+      reason === 'shed'
+        ? 'The operation was shed by the limiter (its criticality gave way to more critical calls).'
+        : retryAfter === undefined
+          ? 'The operation was rejected by the rate limiter.'
+          : `The operation was rejected by the rate limiter; retry after ${retryAfter} ms.`,
+      {
+        retryAfter,
+        reason,
+        source: { pipelineName: this.telemetry.source.pipelineName, strategyName: this.options.name },
+      },
     );
   }
 }
@@ -140,5 +160,9 @@ class QueuedCall<T> implements QueueEntry {
 
   grant(): void {
     this.strategy.holding(this.next, this.context).then(this.resolve, this.cancel);
+  }
+
+  shed(): void {
+    this.strategy.reject(undefined, this.context, 'shed').then(this.resolve, this.cancel);
   }
 }

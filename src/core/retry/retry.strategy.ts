@@ -196,9 +196,9 @@ export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T
         const delay = args
           ? await this.nextDelay(args, backoffState)
           : this.backoffDelay(outcome, attempt, backoffState);
-        // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent — with no wait, now is past the deadline only once the timeout fired, and then the outcome is a cancellation, never retried
-        if (delay > 0 && this.time.now() + delay > context._deadline) {
-          // Waiting would outlive the enclosing timeout: give the caller the real failure now.
+        if (this.time.now() + delay >= context._deadline) {
+          // The next attempt would start at or after the deadline (an enclosing timeout's, or the caller's),
+          // so it could not finish: give the caller the real failure now.
           return this.giveUp(outcome, context, attempt, 'deadline');
         }
 

@@ -1,5 +1,6 @@
 import type { ResilienceContext } from '../context/resilience.context.js';
 import type { Outcome } from '../outcome.model.js';
+import type { RateLimiterRejectionReason } from '../resilience.errors.js';
 
 /** How much an event matters; listeners map it to log levels. @publicApi */
 export type ResilienceEventSeverity = 'debug' | 'information' | 'warning' | 'error' | 'critical';
@@ -114,8 +115,11 @@ export interface ResilienceEventMap {
   OnCircuitHalfOpened: Record<string, never>;
   /** A call the circuit did not admit (open, isolated, or half-open with its probes taken). */
   OnCircuitRejected: { readonly state: 'open' | 'half-open' | 'isolated'; readonly retryAfter: number | undefined };
-  /** A limiter rejected a call; `retryAfter` estimates the wait in milliseconds, when known. */
-  OnRateLimiterRejected: { readonly retryAfter: number | undefined };
+  /**
+   * A limiter rejected a call; `retryAfter` estimates the wait in milliseconds, when known; `reason` says
+   * whether the limit was full (`limit`) or the call's criticality decided (`shed`).
+   */
+  OnRateLimiterRejected: { readonly retryAfter: number | undefined; readonly reason?: RateLimiterRejectionReason };
   /** A hedged attempt started. */
   OnHedging: { readonly attemptNumber: number };
   /** A chaos strategy injected a fault, latency, outcome or behaviour. */

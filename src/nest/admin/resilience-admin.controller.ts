@@ -5,6 +5,7 @@ import {
   HttpCode,
   Inject,
   NotFoundException,
+  Optional,
   Param,
   Post,
   Query,
@@ -20,7 +21,8 @@ import {
 } from '../../config/index.js';
 import { DASHBOARD_CSS, DASHBOARD_JS, renderDashboardHtml } from './dashboard.assets.js';
 import { RESILIENCE_ADMIN_OPTIONS, type ResolvedAdminOptions } from './resilience-admin.options.js';
-import { ResilienceEventStream, type PipelineStatistics } from './resilience-event.stream.js';
+import { ResilienceEventStream, type CircuitStateHistory, type PipelineStatistics } from './resilience-event.stream.js';
+import { ResilienceFleet, type FleetView } from './resilience-fleet.service.js';
 import { RESILIENCE_EVENT_STREAM } from '../observability/telemetry-listeners.factory.js';
 import type { ResilienceEventSummary } from '../observability/telemetry-event.summary.js';
 import { NEST_RULES } from '../resilience.messages.js';
@@ -51,11 +53,17 @@ export class ResilienceAdminController {
     @Inject(ResiliencePipelineRegistry) private readonly registry: ResiliencePipelineRegistry,
     @Inject(RESILIENCE_EVENT_STREAM) private readonly stream: ResilienceEventStream,
     @Inject(RESILIENCE_ADMIN_OPTIONS) private readonly options: ResolvedAdminOptions,
+    @Optional() @Inject(ResilienceFleet) private readonly fleet?: ResilienceFleet,
   ) {}
 
   @Get()
-  info(): { control: boolean; dashboard: boolean } {
-    return { control: this.options.control, dashboard: this.options.dashboard };
+  info(): { control: boolean; dashboard: boolean; fleet: boolean; instanceName: string | undefined } {
+    return {
+      control: this.options.control,
+      dashboard: this.options.dashboard,
+      fleet: this.fleet !== undefined,
+      instanceName: this.fleet?.instanceName,
+    };
   }
 
   @Get('pipelines')
@@ -64,8 +72,23 @@ export class ResilienceAdminController {
   }
 
   @Get('circuits')
-  circuits(): Promise<CircuitInfo[]> {
-    return this.registry.circuits();
+  async circuits(): Promise<CircuitInfo[]> {
+    const circuits = await this.registry.circuits();
+    this.stream.observeCircuits(circuits);
+    return circuits;
+  }
+
+  /** The circuits' last state changes (events and the reads of the circuits), oldest first. */
+  @Get('history')
+  history(): CircuitStateHistory[] {
+    return this.stream.stateHistory();
+  }
+
+  /** Every instance of the fleet (with `fleet` on). */
+  @Get('fleet')
+  fleetView(): Promise<FleetView> {
+    if (!this.fleet) throw new NotFoundException('The fleet view is not enabled (admin option fleet).');
+    return this.fleet.view();
   }
 
   @Get('circuits/:name')
@@ -157,6 +180,7 @@ export class ResilienceAdminController {
         ? await this.registry.isolateCircuit(name, instance)
         : await this.registry.closeCircuit(name, instance);
     if (driven === 0) throw new NotFoundException('No circuit breaker of that name.');
+    this.fleet?.publishSoon();
     return (await this.registry.circuits()).filter(
       (c) => c.pipelineName === name && (instance === undefined || c.instanceKey === instance),
     );

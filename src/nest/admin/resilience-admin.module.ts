@@ -1,5 +1,9 @@
-import { Controller, Module, UseGuards, type DynamicModule, type OnModuleDestroy } from '@nestjs/common';
+import { Controller, Module, UseGuards, type DynamicModule, type OnModuleDestroy, type Provider } from '@nestjs/common';
+import { OptionsValidator, type TimeProvider } from '../../core/index.js';
+import { ResiliencePipelineRegistry } from '../../config/index.js';
 import { RESILIENCE_EVENT_STREAM } from '../observability/telemetry-listeners.factory.js';
+import { RESILIENCE_TIME_PROVIDER } from '../resilience.constants.js';
+import { RESILIENCE_STORE_HANDLE, type ResilienceStoreHandle } from '../resilience-store.factory.js';
 import { ResilienceAdminController } from './resilience-admin.controller.js';
 import {
   RESILIENCE_ADMIN_OPTIONS,
@@ -7,6 +11,7 @@ import {
   type ResilienceAdminOptions,
 } from './resilience-admin.options.js';
 import { ResilienceEventStream } from './resilience-event.stream.js';
+import { ResilienceFleet } from './resilience-fleet.service.js';
 
 /** Disconnects the event stream's clients when the application shuts down. @internal */
 class EventStreamCloser implements OnModuleDestroy {
@@ -27,6 +32,8 @@ class EventStreamCloser implements OnModuleDestroy {
  * | `GET /<path>/limiters` | permits in use, queue lengths |
  * | `GET /<path>/stats` | calls, failures, rejections, latency percentiles per pipeline (last minute) |
  * | `GET /<path>/events` | server-sent events, one per telemetry event |
+ * | `GET /<path>/history` | the circuits' last state changes |
+ * | `GET /<path>/fleet` | with `fleet` (and the Redis store): every instance of the fleet |
  * | `POST /<path>/circuits/:name/isolate`, `…/close` | with `control: true` |
  * | `GET /<path>/dashboard` | with `dashboard: true` |
  *
@@ -56,8 +63,39 @@ export class ResilienceAdminModule {
         { provide: RESILIENCE_EVENT_STREAM, useValue: stream },
         { provide: ResilienceEventStream, useValue: stream },
         { provide: EventStreamCloser, useFactory: () => new EventStreamCloser(stream) },
+        ...fleetProviders(resolved.fleet, stream),
       ],
       exports: [RESILIENCE_EVENT_STREAM, ResilienceEventStream],
     };
   }
+}
+
+/** The fleet view's publisher and reader, when `fleet` is on: it needs the Redis store's channel. */
+function fleetProviders(
+  fleet: ReturnType<typeof resolveAdminOptions>['fleet'],
+  stream: ResilienceEventStream,
+): Provider[] {
+  if (!fleet) return [];
+  return [
+    {
+      provide: ResilienceFleet,
+      inject: [
+        ResiliencePipelineRegistry,
+        RESILIENCE_TIME_PROVIDER,
+        { token: RESILIENCE_STORE_HANDLE, optional: true },
+      ],
+      useFactory: (registry: ResiliencePipelineRegistry, time: TimeProvider, handle?: ResilienceStoreHandle) => {
+        if (!handle?.fleetChannel) {
+          new OptionsValidator('admin')
+            .add(
+              'fleet',
+              true,
+              'needs ResilienceModule.forRoot({ store: { redis } }): the instances share their stats through Redis',
+            )
+            .throwIfInvalid('Invalid resilience admin options');
+        }
+        return new ResilienceFleet(handle!.fleetChannel!(), registry, stream, time, fleet.instanceName, fleet.interval);
+      },
+    },
+  ];
 }

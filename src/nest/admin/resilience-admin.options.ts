@@ -1,4 +1,6 @@
 import type { CanActivate, ModuleMetadata, Type } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { OptionsValidator } from '../../core/index.js';
 import type { ResilienceEventStreamOptions } from './resilience-event.stream.js';
 import { NEST_RULES } from '../resilience.messages.js';
@@ -28,7 +30,27 @@ export interface ResilienceAdminOptions {
   events?: ResilienceEventStreamOptions;
   /** Milliseconds between keep-alive comments on the event stream. Default 15 000. */
   heartbeatInterval?: number;
+  /**
+   * The fleet view (needs `ResilienceModule`'s `store: { redis }`): every instance publishes compact
+   * stats through the shared Redis and the dashboard shows every instance. `true`, or its options.
+   * Default false.
+   */
+  fleet?: boolean | ResilienceFleetOptions;
 }
+
+/** The fleet view's options (`fleet: { … }` instead of `fleet: true`). @publicApi */
+export interface ResilienceFleetOptions {
+  /** This instance's name in the fleet. Default `<hostname>-<pid>-<4 random hex digits>`. */
+  instanceName?: string;
+  /** Milliseconds between two publishes of this instance's stats. Default 1 000, at least 100. */
+  interval?: number;
+}
+
+/** The keys of `fleet: { … }`. @internal */
+export const FLEET_OPTION_KEYS = [
+  'instanceName',
+  'interval',
+] as const satisfies readonly (keyof ResilienceFleetOptions)[];
 
 /** The dashboard's options (`dashboard: { … }` instead of `dashboard: true`). @publicApi */
 export interface ResilienceDashboardOptions {
@@ -98,12 +120,24 @@ export interface ResolvedAdminOptions {
   readonly heartbeatInterval: number;
   readonly actionGroups: readonly ResolvedDashboardGroup[];
   readonly signInUrl: string | undefined;
+  /** The fleet view, when enabled. */
+  readonly fleet: { readonly instanceName: string; readonly interval: number } | undefined;
 }
 
 /** DI token of the resolved admin options. @internal */
 export const RESILIENCE_ADMIN_OPTIONS = Symbol.for('nest-resilience:admin-options');
 
-const KEYS = ['path', 'guards', 'unprotected', 'control', 'dashboard', 'imports', 'events', 'heartbeatInterval'];
+const KEYS = [
+  'path',
+  'guards',
+  'unprotected',
+  'control',
+  'dashboard',
+  'imports',
+  'events',
+  'heartbeatInterval',
+  'fleet',
+];
 
 /** Validates the options; one `ResilienceValidationError` lists every problem. @internal */
 export function resolveAdminOptions(o: ResilienceAdminOptions): ResolvedAdminOptions {
@@ -118,6 +152,7 @@ export function resolveAdminOptions(o: ResilienceAdminOptions): ResolvedAdminOpt
     .duration('heartbeatInterval', o.heartbeatInterval, { min: 1 });
   const actionGroups = resolveDashboard(v, o.dashboard);
   const signInUrl = dashboardSignInUrl(v, o.dashboard);
+  const fleet = resolveFleet(v, o.fleet);
   if (o.guards !== undefined && !Array.isArray(o.guards)) v.add('guards', o.guards, NEST_RULES.guards);
   const guards = Array.isArray(o.guards) ? o.guards : [];
   guards.forEach((g: unknown, i) => {
@@ -148,6 +183,25 @@ export function resolveAdminOptions(o: ResilienceAdminOptions): ResolvedAdminOpt
     heartbeatInterval: o.heartbeatInterval ?? 15_000,
     actionGroups,
     signInUrl,
+    fleet,
+  };
+}
+
+function resolveFleet(v: OptionsValidator, fleet: unknown): ResolvedAdminOptions['fleet'] {
+  if (fleet === undefined || fleet === false) return undefined;
+  if (fleet !== true && (typeof fleet !== 'object' || fleet === null || Array.isArray(fleet))) {
+    v.add('fleet', fleet, 'must be a boolean or the fleet options ({ instanceName, interval })');
+    return undefined;
+  }
+  const o: ResilienceFleetOptions = fleet === true ? {} : fleet;
+  const f = v.child('fleet');
+  f.knownKeys(o, FLEET_OPTION_KEYS).duration('interval', o.interval, { min: 100 });
+  if (o.instanceName !== undefined && (typeof o.instanceName !== 'string' || o.instanceName.trim() === '')) {
+    f.add('instanceName', o.instanceName, 'must be a non-empty string');
+  }
+  return {
+    instanceName: o.instanceName ?? `${hostname()}-${process.pid}-${randomBytes(2).toString('hex')}`,
+    interval: o.interval ?? 1_000,
   };
 }
 

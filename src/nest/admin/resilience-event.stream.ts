@@ -1,4 +1,5 @@
-import type { ResilienceEvent, ResilienceEventMap, TelemetryListener } from '../../core/index.js';
+import type { CircuitState, ResilienceEvent, ResilienceEventMap, TelemetryListener } from '../../core/index.js';
+import type { CircuitInfo } from '../../config/index.js';
 import { errorType } from '../../core/internal.js';
 import { summarizeEvent, type ResilienceEventSummary } from '../observability/telemetry-event.summary.js';
 
@@ -25,6 +26,22 @@ export interface ResilienceEventStreamOptions {
   now?: () => number;
 }
 
+/** Call figures of one operation key of a pipeline over the last minute. @publicApi */
+export interface OperationStatistics {
+  /** The context's `operationKey` (`(other)` for keys beyond the first 20 of a pipeline, `(none)` without). */
+  readonly operationKey: string;
+  /** Executions per second over the window. */
+  readonly callRate: number;
+  /** Executions in the window. */
+  readonly calls: number;
+  /** Executions in the window that failed. */
+  readonly failures: number;
+  /** Calls refused by a circuit or a limiter. */
+  readonly rejections: number;
+  /** Over the last (up to 256) executions, in milliseconds. */
+  readonly latency: { readonly p50: number; readonly p90: number; readonly p99: number } | undefined;
+}
+
 /** Call figures of one pipeline (or instance) over the last minute. @publicApi */
 export interface PipelineStatistics {
   /** The pipeline's name. */
@@ -43,61 +60,182 @@ export interface PipelineStatistics {
   readonly latency: { readonly p50: number; readonly p90: number; readonly p99: number } | undefined;
   /** The window, in seconds. */
   readonly window: number;
+  /** The same figures per operation key, busiest first (at most 20 keys per pipeline instance). */
+  readonly operations: readonly OperationStatistics[];
+  /** The last five minutes in steps of `step` seconds, oldest first (what the dashboard charts). */
+  readonly series: StatisticsSeries;
+}
+
+/** Counts per step, oldest first; the last step is the one under way. @publicApi */
+export interface StatisticsSeries {
+  /** Seconds per step. */
+  readonly step: number;
+  /** Wall-clock milliseconds at the end of the last step. */
+  readonly end: number;
+  /** Executions per step. */
+  readonly calls: readonly number[];
+  /** Failed executions per step. */
+  readonly failures: readonly number[];
+  /** Refused calls per step. */
+  readonly rejections: readonly number[];
+}
+
+/** A circuit's state from a moment on, as the dashboard charts it. @publicApi */
+export interface CircuitStateChange {
+  /** The state the circuit entered. */
+  readonly state: CircuitState;
+  /** Wall-clock milliseconds. */
+  readonly at: number;
+}
+
+/** The last state changes of one circuit, oldest first (at most 20). @publicApi */
+export interface CircuitStateHistory {
+  /** The pipeline (or decorated method, `Class.method`) the breaker belongs to. */
+  readonly pipelineName: string;
+  /** The pipeline's instance key, when it has one. */
+  readonly instanceKey: string | undefined;
+  /** The breaker's `name` option, when set. */
+  readonly strategyName: string | undefined;
+  /** Its changes, oldest first. */
+  readonly changes: readonly CircuitStateChange[];
 }
 
 const PER_CALL: ReadonlySet<string> = new Set(['PipelineExecuting', 'PipelineExecuted', 'ExecutionAttempt']);
 const WINDOW_SECONDS = 60;
+/** The series: five minutes in steps of five seconds. */
+const SERIES_SECONDS = 300;
+const SERIES_STEP = 5;
 const LATENCY_SAMPLES = 1_024;
+const OPERATION_LATENCY_SAMPLES = 256;
+const MAX_OPERATIONS = 20;
+const OPERATION_OVERFLOW = '(other)';
+const NO_OPERATION = '(none)';
+const HISTORY_CHANGES = 20;
+const MAX_CIRCUITS = 500;
 const REJECTION_ERRORS: ReadonlySet<string> = new Set([
   'BrokenCircuitError',
   'IsolatedCircuitError',
   'RateLimiterRejectedError',
 ]);
+const STATE_OF_EVENT: Readonly<Record<string, CircuitState>> = {
+  OnCircuitOpened: 'open',
+  OnCircuitHalfOpened: 'half-open',
+  OnCircuitClosed: 'closed',
+};
 
-class Stats {
-  /** calls, failures, rejections per second, indexed by second % WINDOW. */
-  private readonly seconds = new Array<number>(WINDOW_SECONDS).fill(-1);
-  private readonly counts = new Float64Array(WINDOW_SECONDS * 3);
-  private readonly latencies = new Float64Array(LATENCY_SAMPLES);
+type Kind = 0 | 1 | 2;
+
+/** Calls, failures and rejections per second over the last `seconds`, and recent latencies. */
+class CallWindow {
+  private readonly stamps: Float64Array;
+  private readonly counts: Uint32Array;
+  private readonly latencies: Float64Array;
   private samples = 0;
+
+  constructor(
+    private readonly seconds: number,
+    latencySamples: number,
+  ) {
+    this.stamps = new Float64Array(seconds).fill(-1);
+    this.counts = new Uint32Array(seconds * 3);
+    this.latencies = new Float64Array(latencySamples);
+  }
+
+  add(second: number, kind: Kind): void {
+    const slot = second % this.seconds;
+    if (this.stamps[slot] !== second) {
+      this.stamps[slot] = second;
+      this.counts.fill(0, slot * 3, slot * 3 + 3);
+    }
+    this.counts[slot * 3 + kind]++;
+  }
+
+  latency(duration: number): void {
+    this.latencies[this.samples++ % this.latencies.length] = duration;
+  }
+
+  /** Counts of `second`, or zeros when that second is not (or no longer) kept. */
+  private at(second: number, kind: Kind): number {
+    const slot = second % this.seconds;
+    return this.stamps[slot] === second ? this.counts[slot * 3 + kind] : 0;
+  }
+
+  /** The totals of the last `WINDOW_SECONDS` seconds up to `second`. */
+  totals(second: number): [calls: number, failures: number, rejections: number] {
+    const totals: [number, number, number] = [0, 0, 0];
+    for (let s = second - WINDOW_SECONDS + 1; s <= second; s++) {
+      for (let kind = 0; kind < 3; kind++) totals[kind] += this.at(s, kind as Kind);
+    }
+    return totals;
+  }
+
+  percentiles(): PipelineStatistics['latency'] {
+    const n = Math.min(this.samples, this.latencies.length);
+    if (n === 0) return undefined;
+    const sorted = Array.from(this.latencies.subarray(0, n)).sort((a, b) => a - b);
+    const at = (q: number) => round(sorted[Math.min(n - 1, Math.ceil(q * n) - 1)]);
+    return { p50: at(0.5), p90: at(0.9), p99: at(0.99) };
+  }
+
+  series(second: number): StatisticsSeries {
+    const steps = SERIES_SECONDS / SERIES_STEP;
+    const lastStep = Math.floor(second / SERIES_STEP);
+    const calls: number[] = [];
+    const failures: number[] = [];
+    const rejections: number[] = [];
+    for (let step = lastStep - steps + 1; step <= lastStep; step++) {
+      let c = 0;
+      let f = 0;
+      let r = 0;
+      for (let s = step * SERIES_STEP; s < (step + 1) * SERIES_STEP; s++) {
+        c += this.at(s, 0);
+        f += this.at(s, 1);
+        r += this.at(s, 2);
+      }
+      calls.push(c);
+      failures.push(f);
+      rejections.push(r);
+    }
+    return { step: SERIES_STEP, end: (lastStep + 1) * SERIES_STEP * 1000, calls, failures, rejections };
+  }
+}
+
+/** One pipeline instance: its window and series, and a window per operation key. */
+class Stats {
+  private readonly window = new CallWindow(SERIES_SECONDS, LATENCY_SAMPLES);
+  private readonly operations = new Map<string, CallWindow>();
 
   constructor(
     readonly pipelineName: string,
     readonly instanceName: string | undefined,
   ) {}
 
-  add(second: number, kind: 0 | 1 | 2): void {
-    const slot = second % WINDOW_SECONDS;
-    if (this.seconds[slot] !== second) {
-      this.seconds[slot] = second;
-      this.counts[slot * 3] = 0;
-      this.counts[slot * 3 + 1] = 0;
-      this.counts[slot * 3 + 2] = 0;
+  add(second: number, kind: Kind, operationKey: string | undefined, duration?: number): void {
+    this.window.add(second, kind);
+    const operation = this.operation(operationKey);
+    operation.add(second, kind);
+    if (duration !== undefined) {
+      this.window.latency(duration);
+      operation.latency(duration);
     }
-    this.counts[slot * 3 + kind]++;
-  }
-
-  latency(duration: number): void {
-    this.latencies[this.samples++ % LATENCY_SAMPLES] = duration;
   }
 
   read(second: number): PipelineStatistics {
-    let calls = 0;
-    let failures = 0;
-    let rejections = 0;
-    for (let slot = 0; slot < WINDOW_SECONDS; slot++) {
-      if (second - this.seconds[slot] >= WINDOW_SECONDS || this.seconds[slot] < 0) continue;
-      calls += this.counts[slot * 3];
-      failures += this.counts[slot * 3 + 1];
-      rejections += this.counts[slot * 3 + 2];
+    const [calls, failures, rejections] = this.window.totals(second);
+    const operations: OperationStatistics[] = [];
+    for (const [operationKey, window] of this.operations) {
+      const [c, f, r] = window.totals(second);
+      if (c + f + r === 0) continue;
+      operations.push({
+        operationKey,
+        callRate: round(c / WINDOW_SECONDS),
+        calls: c,
+        failures: f,
+        rejections: r,
+        latency: window.percentiles(),
+      });
     }
-    const n = Math.min(this.samples, LATENCY_SAMPLES);
-    let latency: PipelineStatistics['latency'];
-    if (n > 0) {
-      const sorted = Array.from(this.latencies.subarray(0, n)).sort((a, b) => a - b);
-      const at = (q: number) => round(sorted[Math.min(n - 1, Math.ceil(q * n) - 1)]);
-      latency = { p50: at(0.5), p90: at(0.9), p99: at(0.99) };
-    }
+    operations.sort((x, y) => y.calls + y.rejections - (x.calls + x.rejections));
     return {
       pipelineName: this.pipelineName,
       instanceName: this.instanceName,
@@ -105,9 +243,22 @@ class Stats {
       calls,
       failures,
       rejections,
-      latency,
+      latency: this.window.percentiles(),
       window: WINDOW_SECONDS,
+      operations,
+      series: this.window.series(second),
     };
+  }
+
+  private operation(operationKey: string | undefined): CallWindow {
+    let key = operationKey ?? NO_OPERATION;
+    let window = this.operations.get(key);
+    if (window) return window;
+    // Unbounded keys (an id in a key) are counted together rather than growing memory.
+    if (this.operations.size >= MAX_OPERATIONS) key = OPERATION_OVERFLOW;
+    window = this.operations.get(key);
+    if (!window) this.operations.set(key, (window = new CallWindow(WINDOW_SECONDS, OPERATION_LATENCY_SAMPLES)));
+    return window;
   }
 }
 
@@ -190,6 +341,15 @@ export class ResilienceEventStream implements TelemetryListener {
   private readonly subscribers = new Set<Subscriber>();
   private readonly recent: ResilienceEventSummary[] = [];
   private readonly stats = new Map<string, Stats>();
+  private readonly history = new Map<
+    string,
+    {
+      pipelineName: string;
+      instanceKey: string | undefined;
+      strategyName: string | undefined;
+      changes: CircuitStateChange[];
+    }
+  >();
   private readonly bufferSize: number;
   private readonly recentLimit: number;
   private readonly streamed: ((name: string) => boolean) | undefined;
@@ -219,13 +379,14 @@ export class ResilienceEventStream implements TelemetryListener {
   }
 
   /**
-   * What `write` uses: `PipelineExecuted` and the rejections (the per-pipeline counts) and the streamed
-   * events (`events`), never `PipelineExecuting`.
+   * What `write` uses: `PipelineExecuted` and the rejections (the per-pipeline counts), the circuits'
+   * state changes (their history) and the streamed events (`events`), never `PipelineExecuting`.
    */
   wants(eventName: ResilienceEvent['eventName']): boolean {
     if (eventName === 'PipelineExecuting') return false;
     if (eventName === 'PipelineExecuted' || eventName === 'OnRateLimiterRejected' || eventName === 'OnCircuitRejected')
       return true;
+    if (STATE_OF_EVENT[eventName] !== undefined) return true; // the state history
     return !this.streamed || this.streamed(eventName);
   }
 
@@ -235,7 +396,11 @@ export class ResilienceEventStream implements TelemetryListener {
     const now = this.now();
     if (name === 'PipelineExecuted') this.count(event, now);
     else if (name === 'OnRateLimiterRejected' || name === 'OnCircuitRejected')
-      this.statsOf(event).add(Math.floor(now / 1000), 2);
+      this.statsOf(event).add(Math.floor(now / 1000), 2, event.context.operationKey);
+    else if (STATE_OF_EVENT[name] !== undefined) {
+      const { pipelineName = 'pipeline', pipelineInstanceName, strategyName } = event.source;
+      this.recordState(pipelineName, pipelineInstanceName, strategyName, STATE_OF_EVENT[name], now);
+    }
     if (this.streamed && !this.streamed(name)) return;
     const summary = summarizeEvent(event, now);
     if (!PER_CALL.has(name)) {
@@ -282,14 +447,55 @@ export class ResilienceEventStream implements TelemetryListener {
     this.subscribers.clear();
   }
 
+  /**
+   * Records the states `circuits` are in (as `registry.circuits()` reads them, with when each changed),
+   * for the state history: the dashboard's reads and the fleet's stats see isolations, closes by hand and
+   * changes other instances made, which no event of this process reports.
+   */
+  observeCircuits(circuits: readonly CircuitInfo[]): void {
+    const now = this.now();
+    for (const c of circuits) {
+      // A circuit that never changed state (closed since it was made) has no history to show yet.
+      if (c.lastTransitionAt <= 0 && c.state === 'closed') continue;
+      const at = c.lastTransitionAt > 0 && c.lastTransitionAt <= now ? c.lastTransitionAt : now;
+      this.recordState(c.pipelineName, c.instanceKey, c.strategyName, c.state, at);
+    }
+  }
+
+  /** The last state changes of each circuit seen (events and `observeCircuits`), oldest first. */
+  stateHistory(): CircuitStateHistory[] {
+    return [...this.history.values()].map((h) => ({ ...h, changes: [...h.changes] }));
+  }
+
+  private recordState(
+    pipelineName: string,
+    instanceKey: string | undefined,
+    strategyName: string | undefined,
+    state: CircuitState,
+    at: number,
+  ): void {
+    const id = `${pipelineName}\u0000${instanceKey ?? ''}\u0000${strategyName ?? ''}`;
+    let history = this.history.get(id);
+    if (!history) {
+      if (this.history.size >= MAX_CIRCUITS) this.history.delete(this.history.keys().next().value!);
+      this.history.set(id, (history = { pipelineName, instanceKey, strategyName, changes: [] }));
+    }
+    const changes = history.changes;
+    const last = changes[changes.length - 1];
+    if (last?.state === state) return;
+    // A read may report a change older than an event recorded since (`lastTransitionAt`): keep the order.
+    changes.push({ state, at: last && at < last.at ? last.at : at });
+    if (changes.length > HISTORY_CHANGES) changes.shift();
+  }
+
   private count(event: ResilienceEvent & { eventName: 'PipelineExecuted' }, now: number): void {
     const stats = this.statsOf(event);
     const second = Math.floor(now / 1000);
     const { outcome, duration } = event.arguments;
-    stats.add(second, 0);
-    stats.latency(duration);
+    const operationKey = event.context.operationKey;
+    stats.add(second, 0, operationKey, duration);
     // Rejections are counted where they happen (OnCircuitRejected, OnRateLimiterRejected), not as failures.
-    if (!outcome.ok && !REJECTION_ERRORS.has(errorType(outcome.error))) stats.add(second, 1);
+    if (!outcome.ok && !REJECTION_ERRORS.has(errorType(outcome.error))) stats.add(second, 1, operationKey);
   }
 
   private statsOf(event: ResilienceEvent): Stats {

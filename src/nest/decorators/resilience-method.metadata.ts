@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { RESILIENCE_METHOD_METADATA } from '../resilience.constants.js';
 import { NEST_RULES } from '../resilience.messages.js';
+import { isCriticality, type Criticality } from '../../core/index.js';
 import { STRATEGY_SECTIONS, type StrategySectionName } from '../../config/index.js';
 
 /** The parts a method's pipeline is made of, one per decorator. @publicApi */
@@ -8,7 +9,7 @@ export type ResilienceSection = Exclude<StrategySectionName, 'totalTimeout' | 'c
 
 /**
  * The order decorators compose in, outermost first, whatever order they are written in:
- * `@Fallback` → `@UseResiliencePipeline` → `@RateLimit` → `@ConcurrencyLimit` → `@Hedging` → `@Retry` →
+ * `@Fallback` → `@UseResiliencePipeline` → `@RateLimit` → `@ConcurrencyLimit` → `@AdaptiveConcurrencyLimit` → `@Hedging` → `@Retry` →
  * `@CircuitBreaker` → `@Timeout` → the method. It is the order of `STRATEGY_SECTIONS`, which
  * configuration sections follow too.
  *
@@ -27,6 +28,8 @@ export interface ResilienceMethodMetadata {
   readonly methodName: string;
   readonly className: string;
   readonly sections: Partial<Record<string, unknown>>;
+  /** Set by `@WithCriticality`: the criticality of every call of the method. */
+  criticality?: Criticality;
 }
 
 /**
@@ -49,24 +52,43 @@ export function getResilienceMethodMetadata(method: unknown): ResilienceMethodMe
  */
 export function recordResilienceSection(decorator: string, section: string, spec: unknown): MethodDecorator {
   return (target, key, descriptor) => {
-    const method = (descriptor as TypedPropertyDescriptor<unknown> | undefined)?.value;
-    if (typeof method !== 'function') {
-      throw new Error(NEST_RULES.notAMethodTarget(String(key)));
-    }
-    let meta = Reflect.getOwnMetadata(RESILIENCE_METHOD_METADATA, method) as ResilienceMethodMetadata | undefined;
-    if (!meta) {
-      meta = {
-        original: method as AnyMethod,
-        methodName: String(key),
-        className: (target as { constructor?: { name?: string } }).constructor?.name ?? 'Object',
-        sections: {},
-      };
-      Reflect.defineMetadata(RESILIENCE_METHOD_METADATA, meta, method);
-    }
+    const meta = methodMetadata(target, key, descriptor);
     if (meta.sections[section] !== undefined) {
       throw new Error(NEST_RULES.appliedTwice(decorator, `${meta.className}.${meta.methodName}`));
     }
     meta.sections[section] = spec;
     return descriptor;
   };
+}
+
+/** Records `@WithCriticality` in the method's metadata. @internal */
+export function recordMethodCriticality(criticality: Criticality): MethodDecorator {
+  if (!isCriticality(criticality)) throw new Error(NEST_RULES.notACriticality(criticality));
+  return (target, key, descriptor) => {
+    const meta = methodMetadata(target, key, descriptor);
+    if (meta.criticality !== undefined) {
+      throw new Error(NEST_RULES.appliedTwice('WithCriticality', `${meta.className}.${meta.methodName}`));
+    }
+    meta.criticality = criticality;
+    return descriptor;
+  };
+}
+
+/** The resilience metadata of the decorated method, made on its first decorator. */
+function methodMetadata(target: object, key: string | symbol, descriptor: unknown): ResilienceMethodMetadata {
+  const method = (descriptor as TypedPropertyDescriptor<unknown> | undefined)?.value;
+  if (typeof method !== 'function') {
+    throw new Error(NEST_RULES.notAMethodTarget(String(key)));
+  }
+  let meta = Reflect.getOwnMetadata(RESILIENCE_METHOD_METADATA, method) as ResilienceMethodMetadata | undefined;
+  if (!meta) {
+    meta = {
+      original: method as AnyMethod,
+      methodName: String(key),
+      className: (target as { constructor?: { name?: string } }).constructor?.name ?? 'Object',
+      sections: {},
+    };
+    Reflect.defineMetadata(RESILIENCE_METHOD_METADATA, meta, method);
+  }
+  return meta;
 }

@@ -1,7 +1,10 @@
 import { SetMetadata } from '@nestjs/common';
 import {
+  type AdaptiveConcurrencyConfig,
+  type AdaptiveThrottlingConfig,
   type CircuitBreakerConfig,
-  ConcurrencyLimiterConfig,
+  type Criticality,
+  type ConcurrencyLimiterConfig,
   HedgingConfig,
   PredicateReference,
   RateLimiterConfig,
@@ -10,7 +13,7 @@ import {
 } from '../../core/index.js';
 import { strategyCatalog } from '../../config/index.js';
 import { RESILIENCE_PIPELINE_METADATA } from '../resilience.constants.js';
-import { recordResilienceSection } from './resilience-method.metadata.js';
+import { recordMethodCriticality, recordResilienceSection } from './resilience-method.metadata.js';
 import { NEST_RULES } from '../resilience.messages.js';
 
 /** A section given by the name of a configured pipeline, or inline. @internal */
@@ -117,6 +120,41 @@ export function ConcurrencyLimit(nameOrLimit: string | ConcurrencyLimiterConfig)
 
 /** Another name for `@ConcurrencyLimit`. @publicApi */
 export const Bulkhead = ConcurrencyLimit;
+
+/**
+ * Limits concurrent calls of the method with a limit that follows measured latency (Gradient2 or
+ * AIMD): an initial limit, options, or the `adaptiveConcurrency` section of a configured pipeline
+ * (shared by every method naming it). Rejections become 429; `sheddable` calls go first.
+ *
+ * @publicApi
+ */
+export function AdaptiveConcurrencyLimit(nameOrOptions?: string | AdaptiveConcurrencyConfig): MethodDecorator {
+  const value = typeof nameOrOptions === 'number' ? { initialLimit: nameOrOptions } : nameOrOptions;
+  return recordResilienceSection('AdaptiveConcurrencyLimit', 'adaptiveConcurrency', spec(value));
+}
+
+/**
+ * `@WithCriticality('sheddable')`: sets the criticality of every call of the method (`critical`, `default`, `sheddable`): the limiters
+ * of its pipeline shed `sheddable` calls first and keep room for `critical` ones. For an HTTP route, a
+ * request's criticality header (`x-criticality` by default, the module option `criticalityHeader`)
+ * overrides it.
+ *
+ * @publicApi
+ */
+export function WithCriticality(criticality: Criticality): MethodDecorator {
+  return recordMethodCriticality(criticality);
+}
+
+/**
+ * Throttles the method's calls on the client side while the dependency refuses requests (Google SRE's
+ * adaptive throttling): the `adaptiveThrottling` section of a configured pipeline, or inline options
+ * (a window per method). Local rejections throw `AdaptiveThrottlingRejectedError` (a 429 in a handler).
+ *
+ * @publicApi
+ */
+export function AdaptiveThrottling(nameOrOptions?: string | AdaptiveThrottlingConfig): MethodDecorator {
+  return recordResilienceSection('AdaptiveThrottling', 'adaptiveThrottling', spec(nameOrOptions));
+}
 
 /**
  * Hedges the method: starts another attempt when one is slow (or fails), the first acceptable outcome

@@ -1,14 +1,17 @@
 import type { Observable } from 'rxjs';
 import {
   ResilienceContext,
+  setCriticality,
   type CancellationSource,
+  type Criticality,
   ResiliencePropertyKey,
   type ResiliencePipeline,
 } from '../../core/index.js';
 import { collectObservable, isObservable, pipelineObservable } from './observable.util.js';
-import { runInResilienceContext } from './resilience-context.storage.js';
+import { currentResilienceContext, runInResilienceContext } from './resilience-context.storage.js';
 import { clientClosed, ResponseCancellationScope } from './response-cancellation.scope.js';
 import { ReturnedValueResult, type ReturnedKind } from './returned-value.result.js';
+import { callerCriticality } from './route-criticality.js';
 
 /**
  * How a bound method runs: built by the explorer when the application initialises.
@@ -23,7 +26,7 @@ export interface ResilienceMethodBinding {
    * subscribed and emits its value (or each value of an Observable method). Nest unsubscribes from a
    * handler's Observable when the client disconnects; unsubscribing before the end aborts the call.
    */
-  invokeAsRoute(self: unknown, args: unknown[]): Observable<unknown>;
+  invokeAsRoute(self: unknown, args: unknown[], criticality?: Criticality): Observable<unknown>;
 }
 
 /** One call of a decorated method: the instance and the arguments it was called with. @internal */
@@ -67,10 +70,23 @@ export function createMethodBinding(
   operationKey: string,
   recordInvocation: boolean,
   returnsObservable: boolean | undefined,
+  /** The method's `@WithCriticality`, set on every call's context (a route's header overrides it). */
+  methodCriticality?: Criticality,
 ): ResilienceMethodBinding {
   const returned: ReturnedKind | undefined = returnsObservable === undefined ? { kind: undefined } : undefined;
-  const run = (self: unknown, args: unknown[], cancellation: CancellationSource | undefined): Promise<unknown> => {
-    const context = new ResilienceContext({ operationKey, cancellation });
+  const run = (
+    self: unknown,
+    args: unknown[],
+    cancellation: CancellationSource | undefined,
+    criticality: Criticality | undefined = methodCriticality,
+  ): Promise<unknown> => {
+    // A call made inside another resilient call (before its first `await`, or anywhere with
+    // asyncContextPropagation) keeps that call's deadline: a caller's budget reaches every pipeline. It
+    // keeps that call's criticality too, unless the route's header or the method's own decorator sets one.
+    const outer = currentResilienceContext();
+    const context = new ResilienceContext({ operationKey, cancellation, deadline: outer?.deadline });
+    const effective = criticality ?? callerCriticality(outer);
+    if (effective !== undefined) setCriticality(context, effective);
     const invocation: MethodInvocation = { method, self, args, returned };
     if (recordInvocation) context.properties.set(METHOD_INVOCATION, invocation);
     return pipeline.execute(invokeMethod, context, invocation);
@@ -81,10 +97,13 @@ export function createMethodBinding(
     pipelineObservable(undefined, (scope) => run(self, args, scope) as Promise<unknown[]>);
   const asPromise = (self: unknown, args: unknown[]) => run(self, args, undefined);
   // Only Nest's router subscribes to it, and it unsubscribes early only when the client has gone away.
-  const invokeAsRoute = (self: unknown, args: unknown[]) =>
+  const invokeAsRoute = (self: unknown, args: unknown[], criticality?: Criticality) =>
     pipelineObservable(
       undefined,
-      (scope) => run(self, args, scope).then((value) => (emitsValues() ? (value as unknown[]) : [value])),
+      (scope) =>
+        run(self, args, scope, criticality ?? methodCriticality).then((value) =>
+          emitsValues() ? (value as unknown[]) : [value],
+        ),
       clientClosed,
     );
 

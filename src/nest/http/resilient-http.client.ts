@@ -1,9 +1,12 @@
 import type { HttpService } from '@nestjs/axios';
-import type { AxiosRequestConfig, AxiosResponse } from 'axios';
+import { isAxiosError, type AxiosRequestConfig, type AxiosResponse } from 'axios';
 import { defer, from, type Observable } from 'rxjs';
-import { ResilienceContext, type ResiliencePipeline } from '../../core/index.js';
+import { ResilienceContext, setCriticality, type ResiliencePipeline } from '../../core/index.js';
 import { type ResiliencePipelineRegistry } from '../../config/index.js';
 import { currentResilienceContext } from '../execution/resilience-context.storage.js';
+import { callerCriticality, DEFAULT_CRITICALITY_HEADER } from '../execution/route-criticality.js';
+import { markUpstreamFailure, type UpstreamFailure } from '../upstream-failure.mapping.js';
+import { REQUEST_DEADLINE_HEADER, remainingBudget } from '../deadlines/request-deadline.propagation.js';
 import { httpOperationKey } from './http-operation.key.js';
 import type { StandardHedgingHandler } from './standard-hedging.handler.js';
 import { exposeRetryAfter, HTTP_REQUEST_INFO, IDEMPOTENT_METHODS } from './standard-http-pipeline.js';
@@ -22,6 +25,10 @@ export interface ResilientHttpClientSettings {
   readonly idempotent: boolean;
   /** The standard hedging handler the requests go through instead of `pipeline`, when configured. */
   readonly hedging?: StandardHedgingHandler;
+  /** Mark failures after the pipeline for the exception filter's 502 / 504. */
+  readonly upstreamErrorMapping?: boolean;
+  /** Each attempt sends the budget left before its deadline in `x-request-deadline-ms`. */
+  readonly propagateDeadline: boolean;
 }
 
 /** Per-request options on top of axios'. @publicApi */
@@ -72,7 +79,8 @@ export class ResilientHttpClient {
       hasIdempotencyKey(axiosConfig.headers);
     // Inside a decorated method or an intercepted handler, the request inherits that call's signal, so a
     // client that disconnects (or an enclosing timeout) cancels the socket too.
-    const parent = signal ?? currentResilienceContext()?.signal;
+    const outer = currentResilienceContext();
+    const parent = signal ?? outer?.signal;
     const hedging = this.settings.hedging;
     // The key names the client, the method and the route template or host: never a path or query value.
     const keyOf = (url: string): string =>
@@ -92,20 +100,29 @@ export class ResilientHttpClient {
         failureStatusCodes: this.settings.failureStatusCodes,
       };
       // The endpoints decide the host (an absolute URL's own is replaced): the key has none.
-      return hedging.execute<T, D>(axiosConfig, info, parent, keyOf(''));
+      return this.mapped(hedging.execute<T, D>(axiosConfig, info, parent, keyOf('')), keyOf(''));
     }
     const url = this.resolveUrl(axiosConfig.url);
-    const context = new ResilienceContext({ operationKey: keyOf(url), signal: parent });
+    // The caller's deadline (and so its budget, sent on each attempt) and criticality go with the request.
+    const context = new ResilienceContext({ operationKey: keyOf(url), signal: parent, deadline: outer?.deadline });
+    const criticality = callerCriticality(outer);
+    if (criticality !== undefined) setCriticality(context, criticality);
     context.properties.set(HTTP_REQUEST_INFO, {
       method,
       url,
       retryable,
       failureStatusCodes: this.settings.failureStatusCodes,
     });
-    return this.pipelineFor(url).execute<AxiosResponse<T, D>>(async (ctx) => {
+    const sent = this.pipelineFor(url).execute<AxiosResponse<T, D>>(async (ctx) => {
+      const headers = { ...(axiosConfig.headers as Record<string, unknown> | undefined) };
+      const budget = this.settings.propagateDeadline ? remainingBudget(ctx, this.registry.timeProvider) : undefined;
+      if (budget !== undefined) headers[REQUEST_DEADLINE_HEADER] = String(budget);
+      if (this.settings.propagateDeadline && criticality !== undefined) {
+        headers[DEFAULT_CRITICALITY_HEADER] = criticality;
+      }
       const attempt: AxiosRequestConfig<D> = {
         ...axiosConfig,
-        headers: { ...(axiosConfig.headers as Record<string, unknown> | undefined) } as AxiosRequestConfig['headers'],
+        headers: headers as AxiosRequestConfig['headers'],
         signal: ctx.signal,
       };
       try {
@@ -116,6 +133,7 @@ export class ResilientHttpClient {
         throw error;
       }
     }, context);
+    return this.mapped(sent, context.operationKey);
   }
 
   /** Sends a `GET` request through the pipeline. */
@@ -190,6 +208,16 @@ export class ResilientHttpClient {
     return this.registry.getPipeline(this.settings.pipeline, authorityOf(url));
   }
 
+  /** With `upstreamErrorMapping`, marks the final failure for the exception filter (see `upstreamFailure`). */
+  private mapped<R>(sent: Promise<R>, operationKey: string | undefined): Promise<R> {
+    if (!this.settings.upstreamErrorMapping) return sent;
+    return sent.catch((error: unknown) => {
+      const failure = upstreamFailure(error, operationKey ?? this.settings.name);
+      if (failure) markUpstreamFailure(error as object, failure);
+      throw error;
+    });
+  }
+
   private resolveUrl(url: string | undefined): string {
     const base = this.http.axiosRef.defaults.baseURL;
     try {
@@ -208,6 +236,23 @@ export function authorityOf(url: string): string {
   } catch {
     return 'unknown';
   }
+}
+
+/**
+ * What an axios failure after the pipeline stands for: 504 for a timeout of axios' own (`timeout`), 502 for
+ * an error answer or a connection that failed. A cancelled request (its caller left) and anything that is
+ * not an axios error (the engine's rejections have their own mapping) are not marked.
+ */
+function upstreamFailure(error: unknown, operationKey: string): UpstreamFailure | undefined {
+  if (!isAxiosError(error) || error.code === 'ERR_CANCELED') return undefined;
+  if (error.code === 'ECONNABORTED' || error.code === 'ETIMEDOUT') {
+    return { status: 504, error: 'Gateway Timeout', detail: `${operationKey} timed out (${error.code})` };
+  }
+  const what =
+    error.response !== undefined
+      ? `answered ${error.response.status}`
+      : `could not be reached (${error.code ?? error.message})`;
+  return { status: 502, error: 'Bad Gateway', detail: `${operationKey} ${what}` };
 }
 
 function hasIdempotencyKey(headers: unknown): boolean {

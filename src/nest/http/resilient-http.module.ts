@@ -50,6 +50,19 @@ export interface ResilientHttpModuleOptions extends AxiosRequestConfig {
   failureStatusCodes?: number[];
   /** Treat POST and PATCH as safe to repeat. Default false (set `idempotent` per request instead). */
   idempotent?: boolean;
+  /**
+   * Answer a request that failed after its retries, when its error reaches Nest unhandled, with 502 Bad
+   * Gateway (the upstream answered with an error, or could not be reached) or 504 Gateway Timeout (axios'
+   * `timeout`), and one warning line naming the operation key — instead of a 500 and the whole axios
+   * error in the log. Code that catches the error still gets the `AxiosError`. Needs the module's
+   * `httpErrorMapping` (on by default). Default false.
+   */
+  upstreamErrorMapping?: boolean;
+  /**
+   * Send the budget left before each attempt's deadline (the caller's, tightened by the pipeline's
+   * timeouts) in the `x-request-deadline-ms` header, when there is a deadline. Default true.
+   */
+  propagateDeadline?: boolean;
 }
 
 /** Creates a client's options (for `registerAsync({ useClass | useExisting })`). @publicApi */
@@ -221,11 +234,16 @@ function validateClient(
     perAuthority = true,
     failureStatusCodes = [],
     idempotent = false,
+    upstreamErrorMapping = false,
+    propagateDeadline = true,
     ...axiosOptions
   } = options;
   const axiosConfig = { ...axiosOptions } as AxiosRequestConfig & { name?: string };
   delete axiosConfig.name;
-  v.boolean('perAuthority', options.perAuthority).boolean('idempotent', options.idempotent);
+  v.boolean('perAuthority', options.perAuthority)
+    .boolean('idempotent', options.idempotent)
+    .boolean('upstreamErrorMapping', options.upstreamErrorMapping)
+    .boolean('propagateDeadline', options.propagateDeadline);
   if (!Array.isArray(failureStatusCodes)) v.add('failureStatusCodes', failureStatusCodes, NEST_RULES.statuses);
   else {
     failureStatusCodes.forEach((status, j) =>
@@ -265,7 +283,7 @@ function validateClient(
   if (root.problems.length > before) return undefined;
 
   const http = new HttpService(axios.create(axiosConfig));
-  const settings = { name, perAuthority, failureStatusCodes, idempotent };
+  const settings = { name, perAuthority, failureStatusCodes, idempotent, upstreamErrorMapping, propagateDeadline };
   if (hedging !== undefined) {
     const hedgingName = `http-hedging:${name}`;
     const handler = StandardHedgingHandler.create(http, registry, hedging, hedgingName, root, `${path}.hedging`);

@@ -1,6 +1,7 @@
 import { types } from 'node:util';
 import {
   isBrokenCircuitError,
+  isDeadlineExceededError,
   isIsolatedCircuitError,
   isRateLimiterRejectedError,
   isTimeoutRejectedError,
@@ -24,6 +25,8 @@ export interface ResilienceRpcError {
   readonly message: string;
   /** Milliseconds until a call may be admitted again, when known; otherwise `null`. */
   readonly retryAfter: number | null;
+  /** `DEADLINE_EXCEEDED` when the caller's deadline had passed (gRPC's name); absent otherwise. */
+  readonly code?: 'DEADLINE_EXCEEDED';
 }
 
 /**
@@ -44,6 +47,9 @@ export function toResilienceRpcError(
   }
   if (isRateLimiterRejectedError(error)) {
     return { status: 429, error: 'Too Many Requests', message, retryAfter: wait(error.retryAfter) };
+  }
+  if (isDeadlineExceededError(error)) {
+    return { status: 504, error: 'Gateway Timeout', message, retryAfter: null, code: 'DEADLINE_EXCEEDED' };
   }
   if (isTimeoutRejectedError(error)) return { status: 504, error: 'Gateway Timeout', message, retryAfter: null };
   return undefined;

@@ -36,6 +36,14 @@ export interface ResilientPatternOptions {
    * Cheaper than a pipeline `timeout` on a fast transport (no `AbortSignal` per attempt). Default none.
    */
   replyTimeout?: number;
+  /**
+   * Send the budget left before the call's deadline (`context.deadline`: the caller's, tightened by the
+   * pipeline's timeouts) with every attempt, in the `x-request-deadline-ms` field of the message's data
+   * (a copy of it; data that is not a plain object is sent as it is), for the remote
+   * `RequestDeadlineInterceptor`. Default false: the field changes what a handler without that
+   * interceptor receives.
+   */
+  propagateDeadline?: boolean;
 }
 
 /** A resilient client, as data: its pipeline and per-pattern choices. @publicApi */
@@ -68,8 +76,16 @@ const CLIENT_KEYS = [
   'retryRemoteErrors',
   'countRemoteErrors',
   'replyTimeout',
+  'propagateDeadline',
 ];
-const PATTERN_KEYS = ['pipeline', 'idempotent', 'retryRemoteErrors', 'countRemoteErrors', 'replyTimeout'];
+const PATTERN_KEYS = [
+  'pipeline',
+  'idempotent',
+  'retryRemoteErrors',
+  'countRemoteErrors',
+  'replyTimeout',
+  'propagateDeadline',
+];
 
 function flagOrPredicate(v: OptionsValidator, path: string, value: unknown): void {
   if (value !== undefined && typeof value !== 'boolean' && typeof value !== 'function') {
@@ -134,6 +150,7 @@ export function resolveClientSettings(
     flagOrPredicate(v, `${at}.retryRemoteErrors`, options.retryRemoteErrors);
     flagOrPredicate(v, `${at}.countRemoteErrors`, options.countRemoteErrors);
     v.duration(`${at}.replyTimeout`, options.replyTimeout, { min: 1 });
+    v.boolean(`${at}.propagateDeadline`, options.propagateDeadline);
     const patterns = new Map<string, ResilientPatternOptions>();
     if (options.patterns !== undefined) {
       if (typeof options.patterns !== 'object' || options.patterns === null || Array.isArray(options.patterns)) {
@@ -157,16 +174,17 @@ export function resolveClientSettings(
           flagOrPredicate(v, `${pAt}.retryRemoteErrors`, p.retryRemoteErrors);
           flagOrPredicate(v, `${pAt}.countRemoteErrors`, p.countRemoteErrors);
           v.duration(`${pAt}.replyTimeout`, p.replyTimeout, { min: 1 });
+          v.boolean(`${pAt}.propagateDeadline`, p.propagateDeadline);
           patterns.set(pattern, p);
         }
       }
     }
-    const { idempotent, retryRemoteErrors, countRemoteErrors, replyTimeout } = options;
+    const { idempotent, retryRemoteErrors, countRemoteErrors, replyTimeout, propagateDeadline } = options;
     result.set(name, {
       name,
       pipeline,
       perPattern: options.perPattern ?? false,
-      defaults: { idempotent, retryRemoteErrors, countRemoteErrors, replyTimeout },
+      defaults: { idempotent, retryRemoteErrors, countRemoteErrors, replyTimeout, propagateDeadline },
       patterns,
     });
   }

@@ -2,12 +2,15 @@ import type { ClientProxy } from '@nestjs/microservices';
 import { Observable } from 'rxjs';
 import {
   ResilienceContext,
+  setCriticality,
   TimeoutRejectedError,
   type ResiliencePipeline,
   type TimerHandle,
 } from '../../core/index.js';
 import { type PipelineConfig, type ResiliencePipelineRegistry, type StrategyConfig } from '../../config/index.js';
 import { currentResilienceContext } from '../execution/resilience-context.storage.js';
+import { remainingBudget, withRequestBudget } from '../deadlines/request-deadline.propagation.js';
+import { callerCriticality } from '../execution/route-criticality.js';
 import type { ResilientClientSettings, ResilientPatternOptions } from './resilient-client.options.js';
 import { RPC_CALL_INFO, type RemoteRpcErrorPredicate, type RpcCallInfo } from './rpc.predicates.js';
 
@@ -39,6 +42,8 @@ interface PatternPlan {
   readonly abortable: boolean;
   /** How long an attempt waits for its reply, in milliseconds. */
   readonly replyTimeout: number | undefined;
+  /** Whether each attempt sends the budget left before the call's deadline with the message. */
+  readonly propagateDeadline: boolean;
   readonly sendKey: string;
   readonly emitKey: string;
   readonly send: RpcCallInfo;
@@ -96,7 +101,7 @@ export class ResilientClientProxy {
     return new Observable<TResult>((subscriber) => {
       const call = new RunningCall(plan, plan.send, options?.signal);
       let settled = false;
-      this.run(call, () => this.client.send(pattern, data)).then(
+      this.run(call, (ctx) => this.client.send(pattern, this.dataFor(plan, data, ctx))).then(
         (values) => {
           settled = true;
           this.counts.succeeded++;
@@ -130,7 +135,7 @@ export class ResilientClientProxy {
   ): Observable<TResult> {
     const plan = this.planFor(pattern);
     const call = new RunningCall(plan, plan.emit, options?.signal);
-    const result = this.run(call, () => this.client.emit(pattern, data));
+    const result = this.run(call, (ctx) => this.client.emit(pattern, this.dataFor(plan, data, ctx)));
     result.then(
       () => this.counts.succeeded++,
       () => (call.aborted ? this.counts.cancelled++ : this.counts.failed++),
@@ -182,6 +187,7 @@ export class ResilientClientProxy {
         return canAbortAttempts(registry.getPipelineConfig(pipelineName));
       },
       replyTimeout: own.replyTimeout ?? defaults.replyTimeout,
+      propagateDeadline: own.propagateDeadline ?? defaults.propagateDeadline ?? false,
       sendKey: `${name} send ${route}`,
       emitKey: `${name} emit ${route}`,
       send: { ...info, kind: 'send', retryable: idempotent !== false },
@@ -191,7 +197,16 @@ export class ResilientClientProxy {
     return plan;
   }
 
-  private run(call: RunningCall, start: () => Observable<unknown>): Promise<unknown[]> {
+  /**
+   * The data an attempt sends: with the budget left before its deadline and the call's criticality (when
+   * not `default`), when the pattern propagates the deadline.
+   */
+  private dataFor(plan: PatternPlan, data: unknown, ctx: ResilienceContext): unknown {
+    if (!plan.propagateDeadline) return data;
+    return withRequestBudget(data, remainingBudget(ctx, this.registry.timeProvider), callerCriticality(ctx));
+  }
+
+  private run(call: RunningCall, start: (ctx: ResilienceContext) => Observable<unknown>): Promise<unknown[]> {
     const done = call.plan.pipeline.execute((ctx) => this.attempt(ctx, call, start), call.context);
     if (call.linked) {
       const release = () => call.release();
@@ -206,7 +221,11 @@ export class ResilientClientProxy {
    * abort an attempt (a timeout, hedging) or a call with a signal — when the attempt's signal aborts.
    * Listening to a signal is what costs most on a fast transport, so it is done only then.
    */
-  private attempt(ctx: ResilienceContext, call: RunningCall, start: () => Observable<unknown>): Promise<unknown[]> {
+  private attempt(
+    ctx: ResilienceContext,
+    call: RunningCall,
+    start: (ctx: ResilienceContext) => Observable<unknown>,
+  ): Promise<unknown[]> {
     if (call.aborted) return Promise.reject(call.reason);
     // A message that may not be repeated is never sent twice, whatever the pipeline's predicates say.
     if (ctx.attemptNumber > 0 && !call.info.retryable) return Promise.reject(call.firstError);
@@ -236,7 +255,7 @@ export class ResilientClientProxy {
       };
       const onAbort = () => stop(reasonOf(signal!));
       call.running = stop;
-      const subscription = start().subscribe({
+      const subscription = start(ctx).subscribe({
         next: (value) => values.push(value),
         error: (error: unknown) => {
           if (!end()) return;
@@ -276,8 +295,10 @@ class RunningCall {
     readonly info: RpcCallInfo,
     given: AbortSignal | undefined,
   ) {
-    // Inside a decorated method or an intercepted handler, the call inherits that call's signal.
-    this.parent = given ?? currentResilienceContext()?.signal;
+    // Inside a decorated method or an intercepted handler, the call inherits that call's signal, deadline
+    // and criticality.
+    const outer = currentResilienceContext();
+    this.parent = given ?? outer?.signal;
     // A signal per call is made only where signals are followed anyway (a caller's signal, a pipeline
     // that can abort attempts): AbortSignals are what costs most per call on a fast transport.
     if (this.parent || plan.abortable) this.controller = new AbortController();
@@ -291,8 +312,11 @@ class RunningCall {
     this.context = new ResilienceContext({
       operationKey: info.kind === 'send' ? plan.sendKey : plan.emitKey,
       signal: this.controller?.signal,
+      deadline: outer?.deadline,
     });
     this.context.properties.set(RPC_CALL_INFO, info);
+    const criticality = callerCriticality(outer);
+    if (criticality !== undefined) setCriticality(this.context, criticality);
   }
 
   get hasSignal(): boolean {

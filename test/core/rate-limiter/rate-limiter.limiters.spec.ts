@@ -707,7 +707,7 @@ describe('the rate limiter strategy', () => {
       {
         name: 'OnRateLimiterRejected',
         severity: 'error',
-        args: { retryAfter: 1_000 },
+        args: { retryAfter: 1_000, reason: 'limit' },
         source: expect.objectContaining({
           pipelineName: 'orders',
           strategyName: 'per-second',

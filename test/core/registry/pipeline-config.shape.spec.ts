@@ -36,8 +36,10 @@ describe('the shape of a pipeline configuration', () => {
       'totalTimeout',
       'rateLimiter',
       'concurrencyLimiter',
+      'adaptiveConcurrency',
       'hedging',
       'retry',
+      'adaptiveThrottling',
       'circuitBreaker',
       'timeout',
       'chaosLatency',
@@ -114,7 +116,7 @@ describe('the shape of a pipeline configuration', () => {
       {
         path: 'pipelines.p.strategies[2].type',
         value: 'totalTimeout',
-        rule: 'must be one of "fallback", "rateLimiter", "concurrencyLimiter", "hedging", "retry", "circuitBreaker", "timeout", "chaosLatency", "chaosFault"',
+        rule: 'must be one of "fallback", "rateLimiter", "concurrencyLimiter", "adaptiveConcurrency", "hedging", "retry", "adaptiveThrottling", "circuitBreaker", "timeout", "chaosLatency", "chaosFault"',
       },
     ]);
   });
@@ -169,6 +171,7 @@ describe('predicates by name', () => {
       'http-failure',
       'http-retryable',
       'http-transient',
+      'overload',
       'timeout',
       'transient-network',
     ]);

@@ -71,7 +71,8 @@ describe('closestName (the "did you mean" of start-up errors)', () => {
       }
       return undefined;
     };
-    const known = 'known: all-errors, http-failure, http-retryable, http-transient, timeout, transient-network';
+    const known =
+      'known: all-errors, http-failure, http-retryable, http-transient, overload, timeout, transient-network';
     expect(rule('timeuot')).toBe(`is not a registered predicate (did you mean "timeout"?; ${known})`);
     expect(rule('nothing-like-it')).toBe(`is not a registered predicate (${known})`);
   });

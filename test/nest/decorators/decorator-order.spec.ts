@@ -9,8 +9,10 @@ describe('the decorators follow the one composition order', () => {
       'pipeline',
       'rateLimiter',
       'concurrencyLimiter',
+      'adaptiveConcurrency',
       'hedging',
       'retry',
+      'adaptiveThrottling',
       'circuitBreaker',
       'timeout',
     ]);
@@ -19,8 +21,10 @@ describe('the decorators follow the one composition order', () => {
       '@UseResiliencePipeline',
       '@RateLimit',
       '@ConcurrencyLimit',
+      '@AdaptiveConcurrencyLimit',
       '@Hedging',
       '@Retry',
+      '@AdaptiveThrottling',
       '@CircuitBreaker',
       '@Timeout',
     ]);

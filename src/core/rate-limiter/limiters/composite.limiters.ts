@@ -110,7 +110,7 @@ export class ChainedRateLimiter implements RateLimiter {
 
   private reject(lease: RateLimitLease, taken: RateLimitLease[]): RateLimitLease {
     for (const t of taken) t.release();
-    return rejectedLease(lease.retryAfter);
+    return rejectedLease(lease.retryAfter, lease.reason);
   }
 }
 

@@ -10,6 +10,11 @@ export interface QueueEntry {
   detach?: () => void;
   /** Set by the queue when the caller left. */
   cancelled?: boolean;
+  /**
+   * Called instead of `cancel` when the caller loses its place to a more critical one (`shedNewest`):
+   * it should end with a rejection (reason `shed`).
+   */
+  shed?(): void;
 }
 
 class CallbackEntry implements QueueEntry {
@@ -80,6 +85,24 @@ export class WaiterQueue {
         waiter.grant();
         return true;
       }
+    }
+    return false;
+  }
+
+  /**
+   * Takes the most recently queued caller still waiting out of the queue and sheds it (`shed`, else
+   * `cancel` with `reason()`); false when nobody waits.
+   */
+  shedNewest(reason: () => unknown): boolean {
+    while (this.items.length > this.head) {
+      const waiter = this.items.pop()!;
+      if (waiter.cancelled) continue;
+      this.live--;
+      waiter.cancelled = true;
+      waiter.detach?.();
+      if (waiter.shed) waiter.shed();
+      else waiter.cancel(reason());
+      return true;
     }
     return false;
   }

@@ -1,0 +1,16 @@
+/** A seeded source of uniform numbers in [0, 1) (mulberry32): the same seed, the same sequence. */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+/** A sample of an exponential distribution with the given mean. */
+export function exponential(random: () => number, mean: number): number {
+  return -mean * Math.log(1 - random());
+}

@@ -1,0 +1,95 @@
+import {
+  Inject,
+  Injectable,
+  Optional,
+  type CallHandler,
+  type ExecutionContext,
+  type NestInterceptor,
+} from '@nestjs/common';
+import { throwError, type Observable } from 'rxjs';
+import {
+  DeadlineExceededError,
+  ResiliencePipelineBuilder,
+  type Criticality,
+  type ResiliencePipeline,
+} from '../../core/index.js';
+import { ResiliencePipelineRegistry } from '../../config/index.js';
+import { runInterceptedHandler } from '../execution/intercepted-handler.runner.js';
+import { DEFAULT_CRITICALITY_HEADER, requestCriticality } from '../execution/route-criticality.js';
+import type { ResilienceModuleOptions } from '../resilience-module-options.interface.js';
+import { RESILIENCE_MODULE_OPTIONS } from '../resilience.module-definition.js';
+import { readRequestBudget, takeRequestBudget, takeRequestCriticality } from './request-deadline.propagation.js';
+
+/**
+ * Makes the budget a caller sends the deadline of the handler's call: the `x-request-deadline-ms` header
+ * (milliseconds) or `grpc-timeout` (`100m`, `2S`) of an HTTP request, the `x-request-deadline-ms` field
+ * of an RPC message's data (taken out before the handler sees the data).
+ *
+ * - A spent budget (0 or less) is rejected **before the handler runs**: `DeadlineExceededError`, which
+ *   `ResilienceExceptionFilter` answers with 504 (HTTP) or the 504 `ResilienceRpcError` payload
+ *   with `code: 'DEADLINE_EXCEEDED'` (RPC).
+ * - Otherwise the handler runs under a context with that deadline: its signal aborts when the deadline
+ *   passes, and every pipeline inside — decorated methods, `ResilienceInterceptor`, the resilient HTTP
+ *   and RPC clients — sees at most the budget left, and passes it on. A handler that ends because the
+ *   deadline aborted it fails with `DeadlineExceededError` (504).
+ * - A request without a budget runs as it is.
+ *
+ * It also reads the caller's criticality — the `x-criticality` header of an HTTP request (the module
+ * option `criticalityHeader` renames it, `false` ignores it), the `x-criticality` field of an RPC
+ * message's data (taken out) — and sets it on the handler's context: the limiters of every pipeline
+ * inside shed by it, and the resilient clients pass it on.
+ *
+ * Inside the handler the context is `currentResilienceContext()` — during its synchronous part, or
+ * throughout with `asyncContextPropagation: true`. Use it on controllers
+ * (`@UseInterceptors(RequestDeadlineInterceptor)`) or globally (`APP_INTERCEPTOR`), before
+ * `ResilienceInterceptor`.
+ *
+ * @publicApi
+ */
+@Injectable()
+export class RequestDeadlineInterceptor implements NestInterceptor {
+  private readonly pipeline: ResiliencePipeline<unknown>;
+
+  private readonly criticalityHeader: string | undefined;
+
+  constructor(
+    @Inject(ResiliencePipelineRegistry) private readonly registry: ResiliencePipelineRegistry,
+    @Optional() @Inject(RESILIENCE_MODULE_OPTIONS) options?: ResilienceModuleOptions,
+  ) {
+    const header = options?.criticalityHeader;
+    this.criticalityHeader = header === false ? undefined : header ? header.toLowerCase() : DEFAULT_CRITICALITY_HEADER;
+    // No strategy: the pipeline only enforces the deadline, on the registry's clock.
+    this.pipeline = new ResiliencePipelineBuilder({ timeProvider: registry.timeProvider }).build();
+  }
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const budget = this.budgetOf(context);
+    const criticality = this.criticalityOf(context);
+    if (budget === undefined && criticality === undefined) return next.handle();
+    if (budget !== undefined && !(budget > 0)) return throwError(() => new DeadlineExceededError(0));
+    const deadline = budget === undefined ? undefined : this.registry.timeProvider.now() + budget;
+    const operationKey = `${context.getClass().name}.${context.getHandler().name}`;
+    return runInterceptedHandler(this.pipeline, operationKey, context, next, deadline, criticality);
+  }
+
+  /** The criticality the caller sent; `undefined` when it sent none (or one that names none). */
+  protected criticalityOf(context: ExecutionContext): Criticality | undefined {
+    const type = context.getType();
+    if (type === 'http') {
+      const header = this.criticalityHeader;
+      return header ? requestCriticality(context.switchToHttp().getRequest(), header) : undefined;
+    }
+    if (type === 'rpc') return takeRequestCriticality(context.switchToRpc().getData());
+    return undefined;
+  }
+
+  /** The budget the caller sent, in milliseconds; `undefined` when it sent none. */
+  protected budgetOf(context: ExecutionContext): number | undefined {
+    const type = context.getType();
+    if (type === 'http') {
+      return readRequestBudget(context.switchToHttp().getRequest<{ headers?: Record<string, unknown> }>().headers);
+    }
+    if (type === 'rpc') return takeRequestBudget(context.switchToRpc().getData());
+    return undefined;
+  }
+}
