@@ -13,6 +13,7 @@ import {
 } from '../resilience.errors.js';
 import type { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
 import { isThenable } from '../utils/is-thenable.util.js';
+import { captureSettlers, settlers } from '../utils/settle.util.js';
 import { ConcurrencyLimiter } from './limiters/concurrency.limiter.js';
 import type { QueueEntry } from './limiters/waiter.queue.js';
 import { TIME_BASED_LEASE, type RateLimiter, type RateLimitLease } from './rate-limiter.model.js';
@@ -138,14 +139,6 @@ export class RateLimiterStrategy<T> implements ResilienceStrategy<T> {
       },
     );
   }
-}
-
-/** Where `captureSettlers` leaves a new promise's resolve and reject (read right after `new Promise`). */
-const settlers: { resolve?: (value: never) => void; reject?: (reason: unknown) => void } = {};
-
-function captureSettlers(resolve: (value: never) => void, reject: (reason: unknown) => void): void {
-  settlers.resolve = resolve;
-  settlers.reject = reject;
 }
 
 /** A call waiting for a concurrency permit: one object per queued call, no closures. */

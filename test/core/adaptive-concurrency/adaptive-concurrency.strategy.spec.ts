@@ -183,6 +183,25 @@ describe('rejections', () => {
       'critical',
     ]);
   });
+  it('gives the permit back when isDropped throws, on the direct and the queued path; its error is the outcome', async () => {
+    const predicateError = new Error('predicate failed');
+    const time = new FakeTimeProvider();
+    const strategy = new ResiliencePipelineBuilder({ timeProvider: time }).addAdaptiveConcurrencyLimiter({
+      initialLimit: 1,
+      queueLimit: 1,
+      isDropped: () => {
+        throw predicateError;
+      },
+    });
+    const pipeline = strategy.build();
+    const gate = deferred<string>();
+    const direct = pipeline.execute(() => gate.promise.then(() => Promise.reject(new Error('boom'))));
+    const queued = pipeline.execute(() => Promise.reject(new Error('boom')));
+    gate.resolve('go');
+    await expect(direct).rejects.toBe(predicateError);
+    await expect(queued).rejects.toBe(predicateError);
+    await expect(pipeline.execute(() => 'free again')).resolves.toBe('free again');
+  });
 });
 
 describe('the adaptiveConcurrency section', () => {
