@@ -23,6 +23,7 @@ import type { OAuthModuleOptions } from '../src/nest/oauth/oauth.module.js';
 import type { ResilienceModuleOptions } from '../src/nest/resilience-module-options.interface.js';
 import type { OAuthClientOptions } from '../src/oauth/oauth-client.options.js';
 import { STORE_KEYS } from '../src/redis/redis-resilience-store.factory.js';
+import { THROTTLE_LIMIT_KEYS, THROTTLE_OPTION_KEYS } from '../src/nest/throttle/resilience-throttle.options.js';
 import {
   adaptiveConcurrencyRegistration,
   chaosBehaviorRegistration,
@@ -65,6 +66,8 @@ const KEY_LISTS: Record<string, readonly string[]> = {
   budget: RETRY_BUDGET_OPTION_KEYS,
   pipelineConfig: [...PIPELINE_SECTION_ORDER, 'strategies'],
   redisStore: STORE_KEYS,
+  throttle: THROTTLE_OPTION_KEYS,
+  throttleLimit: THROTTLE_LIMIT_KEYS,
   forRoot: [
     ...keysOf<ResilienceModuleOptions>({
       pipelines: true,
@@ -78,6 +81,7 @@ const KEY_LISTS: Record<string, readonly string[]> = {
       defaultInterceptorPipeline: true,
       asyncContextPropagation: true,
       criticalityHeader: true,
+      throttle: true,
     }),
     // The module's own extra (ConfigurableModuleBuilder's setExtras).
     'isGlobal',

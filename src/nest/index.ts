@@ -26,6 +26,16 @@ export { DEFAULT_CRITICALITY_HEADER } from './execution/route-criticality.js';
 export { RESILIENCE_DECORATOR_ORDER, type ResilienceSection } from './decorators/resilience-method.metadata.js';
 export { ResilienceInterceptor } from './resilience.interceptor.js';
 export {
+  DEFAULT_THROTTLE_LIMIT,
+  ResilienceThrottle,
+  ResilienceThrottleGuard,
+  ResilienceThrottler,
+  SkipResilienceThrottle,
+  type ResilienceThrottleDecision,
+  type ResilienceThrottleLimit,
+  type ResilienceThrottleOptions,
+} from './throttle/index.js';
+export {
   ResilienceExceptionFilter,
   toResilienceHttpError,
   type ResilienceHttpError,
