@@ -1,15 +1,17 @@
 import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Controller, Get, UseGuards, type INestApplication } from '@nestjs/common';
-import { APP_GUARD } from '@nestjs/core';
+import { Controller, Get, Injectable, UseGuards, type ExecutionContext, type INestApplication } from '@nestjs/common';
+import { APP_GUARD, HttpAdapterHost, Reflector } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import type { App } from 'supertest/types.js';
 import {
+  RESILIENCE_MODULE_OPTIONS,
   ResilienceModule,
   ResilienceThrottle,
   ResilienceThrottleGuard,
+  ResilienceThrottler,
   ResilienceValidationError,
   SkipResilienceThrottle,
   WithCriticality,
@@ -34,6 +36,12 @@ class OpenController {
   @ResilienceThrottle('login')
   login(): string {
     return 'signed in';
+  }
+
+  @Get('both')
+  @ResilienceThrottle('login', 'default')
+  both(): string {
+    return 'both';
   }
 
   @Get('urgent')
@@ -159,6 +167,32 @@ describe.each(['express', 'fastify'] as const)('ResilienceThrottleGuard as APP_G
     time.advance(60_000);
   });
 
+  it('takes several limits in order, reports the tightest, and stops at the first that rejects', async () => {
+    const server = app.getHttpServer();
+    expect(headersOf(await request(server).get('/both').expect(200))).toEqual({
+      limit: '2',
+      remaining: '1',
+      reset: '10',
+    });
+    expect(headersOf(await request(server).get('/both').expect(200)).remaining).toBe('0');
+    const rejected = await request(server).get('/both').expect(429);
+    expect(rejected.body.message).toBe('The rate limit of "login" is reached.');
+    // "default" gave two permits, not three: the rejected request never reached it.
+    expect(headersOf(await request(server).get('/hello').expect(200)).remaining).toBe('0');
+    time.advance(60_000);
+  });
+
+  it('lets other contexts than HTTP pass', async () => {
+    const guard = new ResilienceThrottleGuard(
+      app.get(ResilienceThrottler),
+      new Reflector(),
+      app.get(HttpAdapterHost),
+      app.get<ResilienceModuleOptions>(RESILIENCE_MODULE_OPTIONS),
+    );
+    const rpc = { getType: () => 'rpc' } as unknown as ExecutionContext;
+    await expect(guard.canActivate(rpc)).resolves.toBe(true);
+  });
+
   it('lets critical requests through uncounted with exemptCritical (@WithCriticality or the header)', async () => {
     const server = app.getHttpServer();
     for (let i = 0; i < 4; i++) {
@@ -202,7 +236,8 @@ describe('ResilienceThrottleGuard with @UseGuards and a key of your own', () => 
         ResilienceModule.forRoot({
           timeProvider: time,
           throttle: {
-            key: (req) => String((req as { headers: Record<string, string> }).headers['x-api-key'] ?? 'anonymous'),
+            key: (req) =>
+              Promise.resolve(String((req as { headers: Record<string, string> }).headers['x-api-key'] ?? 'anonymous')),
             limits: { default: { kind: 'sliding-window', permitLimit: 2, window: 10_000, segmentsPerWindow: 10 } },
           },
         }),
@@ -278,5 +313,53 @@ describe('the throttle option at start-up', () => {
       'names no limit of the module option throttle.limits (did you mean "login"?; known: login, shared)',
     );
     expect(error.issues[3].rule).toBe('needs the module option store: { redis } to share the limit in');
+  });
+});
+
+describe('a subclass of ResilienceThrottleGuard, without headers', () => {
+  @Injectable()
+  class TenantThrottleGuard extends ResilienceThrottleGuard {
+    protected override getTracker(request: unknown): string {
+      return String((request as { headers: Record<string, string> }).headers['x-tenant']);
+    }
+  }
+
+  @Controller('reports')
+  @UseGuards(TenantThrottleGuard)
+  class ReportsController {
+    @Get()
+    reports(): string {
+      return 'reports';
+    }
+  }
+
+  let app: INestApplication<App>;
+
+  beforeAll(async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        ResilienceModule.forRoot({
+          timeProvider: new FakeTimeProvider(Date.UTC(2026, 0, 1)),
+          throttle: { headers: false, limits: { default: { kind: 'fixed-window', permitLimit: 1, window: 5_000 } } },
+        }),
+      ],
+      controllers: [ReportsController],
+    }).compile();
+    app = moduleRef.createNestApplication({ logger: false });
+    await app.init();
+  });
+
+  afterAll(async () => {
+    await app.close();
+  });
+
+  it('counts by its getTracker, sends no RateLimit-* header, and still answers 429 with Retry-After', async () => {
+    const server = app.getHttpServer();
+    const ok = await request(server).get('/reports').set('x-tenant', 'acme').expect(200);
+    expect(ok.headers['ratelimit-limit']).toBeUndefined();
+    const rejected = await request(server).get('/reports').set('x-tenant', 'acme').expect(429);
+    expect(rejected.headers['ratelimit-remaining']).toBeUndefined();
+    expect(rejected.headers['retry-after']).toBe('5');
+    await request(server).get('/reports').set('x-tenant', 'globex').expect(200);
   });
 });

@@ -35,6 +35,7 @@ export const DEFAULT_THROTTLE_LIMIT = 'default';
  * @publicApi
  */
 export interface ResilienceThrottleDecision {
+  /** Whether every limit admitted the request. */
   readonly admitted: boolean;
   /** The name of the limit reported. */
   readonly limit: string;
@@ -131,6 +132,7 @@ export class ResilienceThrottler implements OnApplicationShutdown {
     return reported;
   }
 
+  /** Disposes the limiters built. */
   onApplicationShutdown(): void {
     for (const limit of this.built.values()) limit.limiter.dispose();
     this.built.clear();
