@@ -101,18 +101,40 @@ export class AdaptiveConcurrencyStrategy<T> implements ResilienceStrategy<T> {
 
   /** Gives the permit of a call that succeeded back, with its round-trip time. @internal */
   succeeded(context: ResilienceContext, start: number): void {
-    this.limiter.release(context, getElapsedTime(this.time, start), false);
+    this.release(context, getTimestamp(this.time), start, false);
   }
 
   /** Gives the permit of a failed call back: measured unless cancelled, a drop when `isDropped` says. @internal */
   failed(context: ResilienceContext, start: number, error: unknown): void {
-    const rtt = context._scope.aborted || isCancellationError(error) ? undefined : getElapsedTime(this.time, start);
+    const cancelled = context._scope.aborted || isCancellationError(error);
+    // A drop predicate that throws still gives the permit back (its error becomes the outcome).
     let dropped = false;
     try {
-      dropped = rtt !== undefined && this.isDropped(error);
+      dropped = !cancelled && this.isDropped(error);
     } finally {
-      // A drop predicate that throws still gives the permit back (its error becomes the outcome).
-      this.limiter.release(context, rtt, dropped);
+      this.release(context, cancelled ? undefined : getTimestamp(this.time), start, dropped);
+    }
+  }
+
+  /**
+   * The timestamp of the release being handled, if it read one: the permit it hands to a queued call
+   * starts that call at the same instant, so the clock is read once for both (`handoverTimestamp`).
+   * NaN when there is none (a number field is updated in place; `undefined` would box every number).
+   */
+  private releasedAt = NaN;
+
+  /** The timestamp a call granted now starts at: the releasing call's end when there is one. @internal */
+  handoverTimestamp(): number {
+    const releasedAt = this.releasedAt;
+    return Number.isNaN(releasedAt) ? getTimestamp(this.time) : releasedAt;
+  }
+
+  private release(context: ResilienceContext, end: number | undefined, start: number, dropped: boolean): void {
+    this.releasedAt = end ?? NaN;
+    try {
+      this.limiter.release(context, end === undefined ? undefined : getElapsedTime(this.time, start, end), dropped);
+    } finally {
+      this.releasedAt = NaN;
     }
   }
 
@@ -158,7 +180,7 @@ class QueuedAdaptiveCall<T> implements QueueEntry {
   ) {}
 
   grant(): void {
-    this.start = getTimestamp(this.strategy.time);
+    this.start = this.strategy.handoverTimestamp();
     // Bound methods: two small objects, where arrow functions would add a closure context.
     this.next(this.context).then(this.succeeded.bind(this), this.failed.bind(this));
   }
