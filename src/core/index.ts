@@ -241,12 +241,14 @@ export {
 } from './adaptive-throttling/index.js';
 export {
   ChainedRateLimiter,
+  admittedLease,
   ConcurrencyLimiter,
   createRateLimiter,
   DEFAULT_RATE_LIMIT,
   FixedWindowRateLimiter,
   PartitionedRateLimiter,
   rateLimiterRegistration,
+  rejectedLease,
   SHARED_LIMITER_SERVICE,
   SlidingWindowRateLimiter,
   TokenBucketRateLimiter,

@@ -1,4 +1,5 @@
 export type { InspectableRateLimiter, LimiterSnapshot, RateLimiter, RateLimitLease } from './rate-limiter.model.js';
+export { admittedLease, rejectedLease } from './rate-limiter.model.js';
 export {
   createRateLimiter,
   DEFAULT_RATE_LIMIT,
