@@ -6,6 +6,7 @@ import type { App } from 'supertest/types.js';
 import { RESILIENCE_TIME_PROVIDER, ResiliencePipelineRegistry } from '../../src/index.js';
 import { FakeTimeProvider } from '../../src/testing/index.js';
 import { SAMPLE_ADMIN_CONFIG } from '../../sample-app/admin/sample-admin.guard.js';
+import { pipelineRows } from '../../sample-app/startup/startup.banner.js';
 import { OverloadController } from '../../sample-app/overload/overload.controller.js';
 import { startSample } from './sample-app.fixture.js';
 
@@ -45,6 +46,10 @@ describe('sample app: overload — adaptive concurrency, adaptive throttling, de
     const sections = (name: string) => Object.keys(pipelines.find((p) => p.name === name)?.options ?? {});
     expect(sections('overload')).toEqual(['adaptiveConcurrency']);
     expect(sections('throttled')).toEqual(['adaptiveThrottling']);
+    // The start-up table (docs/sample-app.md).
+    const rows = pipelineRows(registry);
+    expect(rows.find((r) => r.name === 'overload')?.strategies).toEqual(['adaptive-concurrency']);
+    expect(rows.find((r) => r.name === 'throttled')?.strategies).toEqual(['adaptive-throttling']);
   });
 
   it('answers a default call and sheds a sheddable one (x-criticality or @WithCriticality) with 429', async () => {
@@ -66,7 +71,7 @@ describe('sample app: overload — adaptive concurrency, adaptive throttling, de
   });
 
   it('throttles calls to an upstream that refuses them: 503 from the upstream, then 429 before it', async () => {
-    // curl -s -o /dev/null -w '%{http_code} ' http://127.0.0.1:3000/overload/weather/lisbon … (Atlantis always fails)
+    // for i in 1 2 … 10; do curl -s -o /dev/null -w '%{http_code} ' http://127.0.0.1:3000/overload/weather/atlantis; done
     const statuses: number[] = [];
     for (let i = 0; i < 10; i++) statuses.push((await request(server).get('/overload/weather/atlantis')).status);
     expect(statuses[0]).toBe(503);
