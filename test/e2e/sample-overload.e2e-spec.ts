@@ -41,11 +41,15 @@ describe('sample app: overload — adaptive concurrency, adaptive throttling, de
     const auth = { Authorization: `Bearer ${TOKEN}` };
     const pipelines = (await request(server).get('/resilience/pipelines').set(auth).expect(200)).body as {
       name: string;
+      strategies: { type: string }[];
       options: Record<string, unknown>;
     }[];
     const sections = (name: string) => Object.keys(pipelines.find((p) => p.name === name)?.options ?? {});
     expect(sections('overload')).toEqual(['adaptiveConcurrency']);
     expect(sections('throttled')).toEqual(['adaptiveThrottling']);
+    const types = (name: string) => pipelines.find((p) => p.name === name)?.strategies.map((s) => s.type);
+    expect(types('overload')).toEqual(['adaptive-concurrency']);
+    expect(types('throttled')).toEqual(['adaptive-throttling']);
     // The start-up table (docs/sample-app.md).
     const rows = pipelineRows(registry);
     expect(rows.find((r) => r.name === 'overload')?.strategies).toEqual(['adaptive-concurrency']);

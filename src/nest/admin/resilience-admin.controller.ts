@@ -15,6 +15,7 @@ import {
 import {
   PIPELINE_SECTION_ORDER,
   ResiliencePipelineRegistry,
+  STRATEGY_SECTIONS,
   type CircuitInfo,
   type LimiterInfo,
   type PipelineConfig,
@@ -220,18 +221,10 @@ function describePipeline(registry: ResiliencePipelineRegistry, name: string): A
   return { name, strategies, options: undefined };
 }
 
-const SECTION_TYPES: Record<string, string> = {
-  fallback: 'fallback',
-  totalTimeout: 'timeout',
-  rateLimiter: 'rate-limiter',
-  concurrencyLimiter: 'concurrency-limiter',
-  hedging: 'hedging',
-  retry: 'retry',
-  circuitBreaker: 'circuit-breaker',
-  timeout: 'timeout',
-  chaosLatency: 'chaos-latency',
-  chaosFault: 'chaos-fault',
-};
+/** Each configuration section's strategy type, from the one list of sections. */
+const SECTION_TYPES: Record<string, string> = Object.fromEntries(
+  STRATEGY_SECTIONS.flatMap((section) => (section.registration ? [[section.name, section.registration.type]] : [])),
+);
 
 function strategiesOfConfig(config: PipelineConfig): AdminStrategyDescription[] {
   const nameOf = (value: unknown): string | undefined =>
