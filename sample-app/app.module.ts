@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
-import { APP_FILTER } from '@nestjs/core';
-import { ResilienceModule } from '../src/index.js';
+import { APP_FILTER, APP_INTERCEPTOR } from '@nestjs/core';
+import { RequestDeadlineInterceptor, ResilienceModule } from '../src/index.js';
 import { ResilienceAdminModule } from '../src/nest/admin/index.js';
 import { ResilientHttpModule } from '../src/nest/http/index.js';
 import { OAuthModule } from '../src/nest/oauth/index.js';
@@ -25,6 +25,7 @@ import { WeatherRpcController } from './rpc/weather-rpc.controller.js';
 import { CatalogController } from './catalog/catalog.controller.js';
 import { CatalogService } from './catalog/catalog.service.js';
 import { CatalogPrimaryServer, CatalogReplicaServer } from './upstream/catalog-upstream.servers.js';
+import { OverloadController } from './overload/overload.controller.js';
 import { HomeController } from './startup/home.controller.js';
 import { FlakyUpstreamServer } from './upstream/flaky-upstream.server.js';
 import { SampleUpstreams } from './upstream/sample-upstreams.service.js';
@@ -57,6 +58,9 @@ const ResilienceFileModule = ConfigModule.forFeature(resilienceConfig);
         pipelines: modulePipelines(file),
         predicates: { ...SAMPLE_PREDICATES },
         telemetryListeners: [metrics.listener],
+        // A handler's call (its budget, its criticality) is current after an await too, so the pipelines it
+        // runs later inherit the caller's deadline (RequestDeadlineInterceptor, docs/deadlines.md).
+        asyncContextPropagation: true,
         ...(oauth.redisUrl ? { store: { redis: { url: oauth.redisUrl, keyPrefix: oauth.redisKeyPrefix } } } : {}),
       }),
     }),
@@ -139,6 +143,7 @@ const ResilienceFileModule = ConfigModule.forFeature(resilienceConfig);
     RpcWeatherController,
     UpstreamControlController,
     CatalogController,
+    OverloadController,
     AdminReloadController,
   ],
   providers: [
@@ -154,6 +159,9 @@ const ResilienceFileModule = ConfigModule.forFeature(resilienceConfig);
     { provide: UPSTREAM_CONTROL_GUARD, useExisting: SampleAdminGuard },
     CatalogService,
     ResilienceConfigReloader,
+    // The caller's budget (x-request-deadline-ms, grpc-timeout) on every route: 504 when it is spent,
+    // else the deadline of the handler's call and of every pipeline it runs.
+    { provide: APP_INTERCEPTOR, useClass: RequestDeadlineInterceptor },
     { provide: APP_FILTER, useClass: SignInRequiredFilter },
     { provide: APP_FILTER, useClass: SignInFailedFilter },
   ],

@@ -83,6 +83,7 @@ const KNOWN_TIES = new Set([
   'src/nest <-> src/nest/decorators',
   'src/nest <-> src/nest/observability',
   'src/nest <-> src/nest/rpc',
+  'src/nest <-> src/nest/throttle',
 ]);
 
 // Parent/child ties: the files directly in folder P and its subfolder C import each other. A barrel

@@ -25,6 +25,7 @@ import type { ResilienceModuleOptions } from '../src/nest/resilience-module-opti
 import type { OAuthClientOptions } from '../src/oauth/oauth-client.options.js';
 import { STORE_KEYS } from '../src/redis/redis-resilience-store.factory.js';
 import { FLEET_OPTION_KEYS } from '../src/nest/admin/resilience-admin.options.js';
+import { THROTTLE_LIMIT_KEYS, THROTTLE_OPTION_KEYS } from '../src/nest/throttle/resilience-throttle.options.js';
 import {
   adaptiveConcurrencyRegistration,
   adaptiveThrottlingRegistration,
@@ -70,6 +71,8 @@ const KEY_LISTS: Record<string, readonly string[]> = {
   pipelineConfig: [...PIPELINE_SECTION_ORDER, 'strategies'],
   redisStore: STORE_KEYS,
   adminFleet: FLEET_OPTION_KEYS,
+  throttle: THROTTLE_OPTION_KEYS,
+  throttleLimit: THROTTLE_LIMIT_KEYS,
   forRoot: [
     ...keysOf<ResilienceModuleOptions>({
       pipelines: true,
@@ -83,6 +86,7 @@ const KEY_LISTS: Record<string, readonly string[]> = {
       defaultInterceptorPipeline: true,
       asyncContextPropagation: true,
       criticalityHeader: true,
+      throttle: true,
     }),
     // The module's own extra (ConfigurableModuleBuilder's setExtras).
     'isGlobal',

@@ -247,6 +247,7 @@ export {
 } from './adaptive-throttling/index.js';
 export {
   ChainedRateLimiter,
+  admittedLease,
   ConcurrencyLimiter,
   createRateLimiter,
   DEFAULT_RATE_LIMIT,
@@ -254,6 +255,7 @@ export {
   PartitionedRateLimiter,
   rateLimiterRegistration,
   rateLimiterStrategy,
+  rejectedLease,
   SHARED_LIMITER_SERVICE,
   type RateLimiterConfig,
   SlidingWindowRateLimiter,

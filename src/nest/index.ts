@@ -37,6 +37,16 @@ export {
   RequestDeadlineInterceptor,
 } from './deadlines/index.js';
 export {
+  DEFAULT_THROTTLE_LIMIT,
+  ResilienceThrottle,
+  ResilienceThrottleGuard,
+  ResilienceThrottler,
+  SkipResilienceThrottle,
+  type ResilienceThrottleDecision,
+  type ResilienceThrottleLimit,
+  type ResilienceThrottleOptions,
+} from './throttle/index.js';
+export {
   ResilienceExceptionFilter,
   toResilienceHttpError,
   type ResilienceHttpError,

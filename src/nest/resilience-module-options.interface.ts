@@ -1,6 +1,7 @@
 import type { ResilienceLoggingOptions } from './observability/resilience-logger.listener.js';
 import type { CircuitBreakerStateStore, OutcomePredicate, TelemetryListener, TimeProvider } from '../core/index.js';
 import type { PipelineConfigData } from '../config/index.js';
+import type { ResilienceThrottleOptions } from './throttle/resilience-throttle.options.js';
 
 /** A Redis server's address. @publicApi */
 export interface RedisNodeConfig {
@@ -105,4 +106,11 @@ export interface ResilienceModuleOptions {
    * Read on decorated controller routes. Default `x-criticality`; `false` ignores every header.
    */
   criticalityHeader?: string | false;
+  /**
+   * Per-client limits for inbound requests, applied by `ResilienceThrottleGuard` (globally with
+   * `APP_GUARD`, or `@UseGuards`): named limits on the rate limiters of the core, or in Redis with
+   * `distributed: true`; answers carry `RateLimit-*` headers, a rejection is 429 with `Retry-After`.
+   * Validated at start-up with everything else.
+   */
+  throttle?: ResilienceThrottleOptions;
 }

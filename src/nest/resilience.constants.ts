@@ -10,3 +10,7 @@ export const CIRCUIT_BREAKER_STATE_STORE = Symbol.for('nest-resilience:CircuitBr
 export const RESILIENCE_STARTUP_ISSUES = Symbol.for('nest-resilience:startup-issues');
 /** DI token of the module's `TimeProvider`. @publicApi */
 export const RESILIENCE_TIME_PROVIDER = Symbol.for('nest-resilience:TimeProvider');
+/** Metadata key of `@ResilienceThrottle` (the limits a class or handler applies). @internal */
+export const RESILIENCE_THROTTLE_LIMITS = 'nest-resilience:throttle-limits';
+/** Metadata key of `@SkipResilienceThrottle`. @internal */
+export const RESILIENCE_THROTTLE_SKIP = 'nest-resilience:throttle-skip';

@@ -10,7 +10,7 @@ import { planMethodPipeline } from './method-pipeline.factory.js';
 import { RESILIENCE_BINDINGS, RESILIENCE_STARTUP_ISSUES } from './resilience.constants.js';
 import { NEST_RULES } from './resilience.messages.js';
 import { enableAsyncContextPropagation } from './execution/resilience-context.storage.js';
-import { DEFAULT_CRITICALITY_HEADER, requestArgumentIndex, requestCriticality } from './execution/route-criticality.js';
+import { moduleCriticalityHeader, requestArgumentIndex, requestCriticality } from './execution/route-criticality.js';
 import { RESILIENCE_MODULE_OPTIONS } from './resilience.module-definition.js';
 import type { ResilienceModuleOptions } from './resilience-module-options.interface.js';
 import { RESILIENCE_STORE_HANDLE, type ResilienceStoreHandle } from './resilience-store.factory.js';
@@ -114,9 +114,7 @@ export class ResilienceExplorer implements OnModuleInit, OnApplicationShutdown {
 
   /** The criticality header routes read (lower case), or undefined when headers are ignored. */
   private criticalityHeader(): string | undefined {
-    const header = this.options?.criticalityHeader;
-    if (header === false) return undefined;
-    return typeof header === 'string' && header.length > 0 ? header.toLowerCase() : DEFAULT_CRITICALITY_HEADER;
+    return moduleCriticalityHeader(this.options);
   }
 
   onModuleInit(): void {

@@ -21,6 +21,7 @@ import {
 } from './resilience-store.factory.js';
 import { ResilienceExplorer } from './resilience.explorer.js';
 import { ResilienceInterceptor } from './resilience.interceptor.js';
+import { ResilienceThrottler } from './throttle/resilience.throttler.js';
 import {
   ConfigurableResilienceModule,
   RESILIENCE_MODULE_OPTIONS,
@@ -106,10 +107,12 @@ import {
     },
     ResilienceExplorer,
     ResilienceInterceptor,
+    ResilienceThrottler,
     { provide: APP_FILTER, useClass: ResilienceExceptionFilter },
   ],
   exports: [
     ResiliencePipelineRegistry,
+    ResilienceThrottler,
     CIRCUIT_BREAKER_STATE_STORE,
     RESILIENCE_TIME_PROVIDER,
     ResilienceInterceptor,

@@ -3,7 +3,9 @@ import { DEFAULT_OPERATION_TIMEOUT, resolveKeyPrefix, withTimeout } from './redi
 import { randomUUID } from 'node:crypto';
 import {
   createRateLimiter,
+  rejectedLease,
   systemTimeProvider,
+  admittedLease,
   type RateLimiter,
   type RateLimitLease,
   type ResilienceContext,
@@ -52,8 +54,6 @@ export class RedisRateLimiter implements RateLimiter {
   private readonly local = new Map<string, RateLimiter>();
   private readonly instance = randomUUID();
   private sequence = 0;
-  /** The lease of every admitted call: nothing to give back. */
-  private readonly admitted: RateLimitLease = Object.freeze({ acquired: true, release: () => undefined });
   private readonly availability: RedisAvailability;
 
   constructor(private readonly options: RedisRateLimiterOptions) {
@@ -85,11 +85,11 @@ export class RedisRateLimiter implements RateLimiter {
     if (this.availability.skip(node)) return this.fallback(partition, context, node);
     const answer = failFastOnRefusal(this.options.client, node, this.call(partition, now));
     return withTimeout(answer, this.options.operationTimeout ?? DEFAULT_OPERATION_TIMEOUT).then(
-      ([allowed, retryAfter]) => {
+      ([allowed, retryAfter, remaining, resetAfter]) => {
         this.availability.answered(node);
         return Number(allowed) === 1
-          ? this.admitted
-          : { acquired: false, retryAfter: Number(retryAfter), release: () => undefined };
+          ? admittedLease(Number(remaining), Number(resetAfter))
+          : rejectedLease(Number(retryAfter), undefined, Number(remaining), Number(resetAfter));
       },
       (error: unknown) => {
         this.availability.failed(error, node);
@@ -120,8 +120,11 @@ export class RedisRateLimiter implements RateLimiter {
     return `${this.prefix}:rl2:{${tag}}`;
   }
 
-  private call(partition: string, now: number): Promise<[number, number]> {
-    const client = this.options.client as unknown as Record<string, (...a: unknown[]) => Promise<[number, number]>>;
+  private call(partition: string, now: number): Promise<[number, number, number, number]> {
+    const client = this.options.client as unknown as Record<
+      string,
+      (...a: unknown[]) => Promise<[number, number, number, number]>
+    >;
     const key = this.keyFor(partition);
     const limit = this.options.limit;
     if (limit.kind === 'token-bucket') {
@@ -149,14 +152,8 @@ export class RedisRateLimiter implements RateLimiter {
     node: string,
   ): RateLimitLease | Promise<RateLimitLease> {
     const mode = this.options.outageMode; // the default is local
-    if (mode === 'allow') return this.admitted;
-    if (mode === 'reject') {
-      return {
-        acquired: false,
-        retryAfter: this.availability.retryAfter(this.time.now(), node),
-        release: () => undefined,
-      };
-    }
+    if (mode === 'allow') return admittedLease();
+    if (mode === 'reject') return rejectedLease(this.availability.retryAfter(this.time.now(), node));
     let limiter = this.local.get(partition);
     if (!limiter) this.local.set(partition, (limiter = createRateLimiter(this.options.limit, this.time)));
     return limiter.acquire(context);

@@ -9,6 +9,17 @@ export interface RateLimitLease {
   readonly retryAfter?: number;
   /** When rejected: why (`limit` or `shed`), when the limiter says. */
   readonly reason?: RateLimiterRejectionReason;
+  /**
+   * Permits left for the caller (its partition) after this answer: set by the token bucket, fixed
+   * window and sliding window limiters and the Redis limiter when they answer at once (the inbound
+   * guard's `RateLimit-Remaining`).
+   */
+  readonly remaining?: number;
+  /**
+   * Milliseconds until the caller's quota is whole again (every permit back), set with `remaining`;
+   * 0 when it is whole (the inbound guard's `RateLimit-Reset`).
+   */
+  readonly resetAfter?: number;
   /** Gives the permit back (concurrency limiters); idempotent; a no-op for time-based limiters. */
   release(): void;
 }
@@ -29,12 +40,31 @@ export interface RateLimiter {
   dispose(): void;
 }
 
-/** The lease of a time-based limiter: nothing to give back. @internal */
-export const TIME_BASED_LEASE: RateLimitLease = Object.freeze({ acquired: true, release: () => undefined });
+/** The `release` of a lease with nothing to give back (a time-based permit, a rejection). @internal */
+export function releaseNothing(): void {}
 
-/** @internal */
-export function rejectedLease(retryAfter?: number, reason?: RateLimiterRejectionReason): RateLimitLease {
-  return { acquired: false, retryAfter, reason, release: () => undefined };
+/** The lease of a time-based limiter that says nothing of the quota: nothing to give back. @internal */
+export const TIME_BASED_LEASE: RateLimitLease = Object.freeze({ acquired: true, release: releaseNothing });
+
+/**
+ * A permit with nothing to give back (a time-based limiter's), with the caller's quota after it when
+ * known. For limiters of your own.
+ *
+ * @publicApi
+ */
+export function admittedLease(remaining?: number, resetAfter?: number): RateLimitLease {
+  if (remaining === undefined && resetAfter === undefined) return TIME_BASED_LEASE;
+  return { acquired: true, remaining, resetAfter, release: releaseNothing };
+}
+
+/** A rejection, with the estimated wait, its reason and the caller's quota when known. For limiters of your own. @publicApi */
+export function rejectedLease(
+  retryAfter?: number,
+  reason?: RateLimiterRejectionReason,
+  remaining?: number,
+  resetAfter?: number,
+): RateLimitLease {
+  return { acquired: false, retryAfter, reason, remaining, resetAfter, release: releaseNothing };
 }
 
 /**

@@ -13,9 +13,10 @@ import {
 } from '../resilience.errors.js';
 import type { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
 import { isThenable } from '../utils/is-thenable.util.js';
+import { captureSettlers, settlers } from '../utils/settle.util.js';
 import { ConcurrencyLimiter } from './limiters/concurrency.limiter.js';
 import type { QueueEntry } from './limiters/waiter.queue.js';
-import { TIME_BASED_LEASE, type RateLimiter, type RateLimitLease } from './rate-limiter.model.js';
+import { releaseNothing, type RateLimiter, type RateLimitLease } from './rate-limiter.model.js';
 import { limiterFromOptions, type RateLimiterStrategyOptions } from './rate-limiter.options.js';
 
 /**
@@ -103,7 +104,7 @@ export class RateLimiterStrategy<T> implements ResilienceStrategy<T> {
   private run(lease: RateLimitLease, next: StrategyNext<T>, context: ResilienceContext): Promise<T> {
     if (!lease.acquired) return this.reject(lease.retryAfter, context, lease.reason);
     // Stryker disable next-line ConditionalExpression: equivalent — releasing a time-based lease is a no-op; this only skips the promise hop
-    if (lease === TIME_BASED_LEASE) return next(context);
+    if (lease.release === releaseNothing) return next(context);
     return next(context).then(
       (value) => {
         lease.release();
@@ -138,14 +139,6 @@ export class RateLimiterStrategy<T> implements ResilienceStrategy<T> {
       },
     );
   }
-}
-
-/** Where `captureSettlers` leaves a new promise's resolve and reject (read right after `new Promise`). */
-const settlers: { resolve?: (value: never) => void; reject?: (reason: unknown) => void } = {};
-
-function captureSettlers(resolve: (value: never) => void, reject: (reason: unknown) => void): void {
-  settlers.resolve = resolve;
-  settlers.reject = reject;
 }
 
 /** A call waiting for a concurrency permit: one object per queued call, no closures. */

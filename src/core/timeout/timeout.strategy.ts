@@ -6,6 +6,7 @@ import { isCancellationError, TimeoutRejectedError } from '../resilience.errors.
 import type { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
 import type { TimerHandle } from '../time/time.provider.js';
 import { MAX_TIMER_DELAY } from '../utils/options.validation.js';
+import { captureSettlers, settlers } from '../utils/settle.util.js';
 import {
   FifoDeadlineQueue,
   TimerPerCallDeadlineQueue,
@@ -166,14 +167,6 @@ export class TimeoutStrategy<T> implements ResilienceStrategy<T>, InlineStrategy
     if (this.options.onTimeout) await this.options.onTimeout({ context, timeout });
     throw error;
   }
-}
-
-/** Where `captureSettlers` leaves a new promise's resolve and reject (read right after `new Promise`). */
-const settlers: { resolve?: (value: never) => void; reject?: (reason: unknown) => void } = {};
-
-function captureSettlers(resolve: (value: never) => void, reject: (reason: unknown) => void): void {
-  settlers.resolve = resolve;
-  settlers.reject = reject;
 }
 
 /**

@@ -42,6 +42,15 @@ export function callerCriticality(context: ResilienceContext | undefined): Criti
   return criticality === 'default' ? undefined : criticality;
 }
 
+/** The criticality header routes read (lower case), or undefined when the module ignores headers. @internal */
+export function moduleCriticalityHeader(
+  options: { criticalityHeader?: string | false } | undefined,
+): string | undefined {
+  const header = options?.criticalityHeader;
+  if (header === false) return undefined;
+  return typeof header === 'string' && header.length > 0 ? header.toLowerCase() : DEFAULT_CRITICALITY_HEADER;
+}
+
 /** The criticality a request's `header` names, if it names one. @internal */
 export function requestCriticality(request: unknown, header: string): Criticality | undefined {
   const headers = (request as { headers?: Record<string, unknown> } | undefined)?.headers;

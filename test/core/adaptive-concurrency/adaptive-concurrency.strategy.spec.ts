@@ -109,6 +109,23 @@ describe('AIMD', () => {
     expect(changed.arguments).toEqual({ previousLimit: 10, limit: 11, rtt: 10, longRtt: undefined });
   });
 
+  it('measures a queued call from the permit handed to it, not from when it queued', async () => {
+    const { pipeline, time, limits } = build({
+      algorithm: 'aimd',
+      initialLimit: 1,
+      queueLimit: 1,
+      windowSize: 1,
+      slowCallDuration: 15,
+    });
+    const work = ({ signal }: { signal: AbortSignal }) => time.delay(10, signal);
+    const first = pipeline.execute(work);
+    const queued = pipeline.execute(work); // waits 10 ms, then runs 10 ms: its round trip is 10, not 20
+    await time.advanceAsync(10);
+    await time.advanceAsync(10);
+    await Promise.all([first, queued]);
+    expect(limits()).toEqual([2, 3]); // two fast windows; 20 ms would have been a slow one
+  });
+
   it('does not measure a cancelled call', async () => {
     const { pipeline, time, limits } = build({
       algorithm: 'aimd',
@@ -182,6 +199,25 @@ describe('rejections', () => {
       'ok',
       'critical',
     ]);
+  });
+  it('gives the permit back when isDropped throws, on the direct and the queued path; its error is the outcome', async () => {
+    const predicateError = new Error('predicate failed');
+    const time = new FakeTimeProvider();
+    const strategy = new ResiliencePipelineBuilder({ timeProvider: time }).addAdaptiveConcurrencyLimiter({
+      initialLimit: 1,
+      queueLimit: 1,
+      isDropped: () => {
+        throw predicateError;
+      },
+    });
+    const pipeline = strategy.build();
+    const gate = deferred<string>();
+    const direct = pipeline.execute(() => gate.promise.then(() => Promise.reject(new Error('boom'))));
+    const queued = pipeline.execute(() => Promise.reject(new Error('boom')));
+    gate.resolve('go');
+    await expect(direct).rejects.toBe(predicateError);
+    await expect(queued).rejects.toBe(predicateError);
+    await expect(pipeline.execute(() => 'free again')).resolves.toBe('free again');
   });
 });
 

@@ -60,7 +60,8 @@ export class PartitionedRateLimiter implements RateLimiter {
 /**
  * Every limiter must admit the call (e.g. 10 per second *and* 1,000 per hour). Permits are taken in
  * order; when one limiter rejects, the permits already taken are released (time-based limiters cannot
- * take back a spent permit, as in .NET's chained limiter). The rejection carries the longest retry-after.
+ * take back a spent permit, as in .NET's chained limiter). The rejection carries the rejecting limiter's
+ * retry-after and quota; an admission reports the tightest quota (the fewest permits left).
  *
  * @publicApi
  */
@@ -110,12 +111,22 @@ export class ChainedRateLimiter implements RateLimiter {
 
   private reject(lease: RateLimitLease, taken: RateLimitLease[]): RateLimitLease {
     for (const t of taken) t.release();
-    return rejectedLease(lease.retryAfter, lease.reason);
+    return rejectedLease(lease.retryAfter, lease.reason, lease.remaining, lease.resetAfter);
   }
 }
 
 function combine(leases: RateLimitLease[]): RateLimitLease {
   // Stryker disable next-line ConditionalExpression: equivalent — a combined lease of one releases that one; this only allocates less
   if (leases.length === 1) return leases[0];
-  return { acquired: true, release: () => leases.forEach((l) => l.release()) };
+  // The quota reported is the tightest one: the fewest permits left, and that limit's reset.
+  let tightest: RateLimitLease | undefined;
+  for (const l of leases) {
+    if (l.remaining !== undefined && (tightest === undefined || l.remaining < tightest.remaining!)) tightest = l;
+  }
+  return {
+    acquired: true,
+    remaining: tightest?.remaining,
+    resetAfter: tightest?.resetAfter,
+    release: () => leases.forEach((l) => l.release()),
+  };
 }

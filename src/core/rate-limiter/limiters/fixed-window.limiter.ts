@@ -52,4 +52,12 @@ export class FixedWindowRateLimiter extends ReplenishingLimiter {
   protected isFull(): boolean {
     return this.used === 0;
   }
+
+  protected remaining(): number {
+    return this.options.permitLimit - this.used;
+  }
+
+  protected resetAfter(now: number): number {
+    return this.used === 0 ? 0 : this.windowStart! + this.options.window - now;
+  }
 }

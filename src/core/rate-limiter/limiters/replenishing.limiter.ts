@@ -1,6 +1,12 @@
 import type { ResilienceContext } from '../../context/resilience.context.js';
 import type { TimeProvider, TimerHandle } from '../../time/time.provider.js';
-import { rejectedLease, TIME_BASED_LEASE, type RateLimiter, type RateLimitLease } from '../rate-limiter.model.js';
+import {
+  rejectedLease,
+  TIME_BASED_LEASE,
+  admittedLease,
+  type RateLimiter,
+  type RateLimitLease,
+} from '../rate-limiter.model.js';
 import { WaiterQueue } from './waiter.queue.js';
 
 /**
@@ -31,7 +37,7 @@ export abstract class ReplenishingLimiter implements RateLimiter {
     if (context._scope.aborted) return Promise.reject(context._scope.reason);
     const now = this.time.now();
     this.replenish(now);
-    if (this.queue.length === 0 && this.tryTake()) return TIME_BASED_LEASE;
+    if (this.queue.length === 0 && this.tryTake()) return admittedLease(this.remaining(), this.resetAfter(now));
     if (this.queue.length < this.queueLimit && !this.disposed) {
       const waiting = new Promise<RateLimitLease>((resolve, reject) =>
         this.queue.enqueue(context, () => resolve(TIME_BASED_LEASE), reject),
@@ -40,7 +46,12 @@ export abstract class ReplenishingLimiter implements RateLimiter {
       if (this.queue.length > 0) this.schedule(now);
       return waiting;
     }
-    return rejectedLease(Math.max(0, this.retryAfter(now, this.queue.length)));
+    return rejectedLease(
+      Math.max(0, this.retryAfter(now, this.queue.length)),
+      undefined,
+      this.remaining(),
+      this.resetAfter(now),
+    );
   }
 
   isIdle(): boolean {
@@ -65,6 +76,10 @@ export abstract class ReplenishingLimiter implements RateLimiter {
   protected abstract retryAfter(now: number, queued: number): number;
   /** Whether every permit is free. */
   protected abstract isFull(): boolean;
+  /** Permits free now (whole ones). */
+  protected abstract remaining(): number;
+  /** Milliseconds from `now` until every permit is free again (0 when they are). */
+  protected abstract resetAfter(now: number): number;
 
   private schedule(now: number): void {
     if (this.timer !== undefined) return;

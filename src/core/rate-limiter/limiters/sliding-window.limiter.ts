@@ -60,4 +60,14 @@ export class SlidingWindowRateLimiter extends ReplenishingLimiter {
   protected isFull(): boolean {
     return this.window.total() === 0;
   }
+
+  protected remaining(): number {
+    return Math.max(0, this.options.permitLimit - this.window.total());
+  }
+
+  protected resetAfter(now: number): number {
+    // Every permit is back when the newest segment that holds one leaves the window.
+    for (let age = 0; age < this.segments; age++) if (this.window.at(age) > 0) return this.window.leavesAt(age) - now;
+    return 0;
+  }
 }

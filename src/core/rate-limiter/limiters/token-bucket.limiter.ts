@@ -65,4 +65,14 @@ export class TokenBucketRateLimiter extends ReplenishingLimiter {
   protected isFull(): boolean {
     return this.tokens >= this.options.tokenLimit;
   }
+
+  protected remaining(): number {
+    return Math.floor(this.tokens);
+  }
+
+  protected resetAfter(now: number): number {
+    const missing = this.options.tokenLimit - this.tokens;
+    if (missing <= 0) return 0;
+    return this.lastRefill! + Math.ceil(missing / this.perPeriod) * this.options.replenishmentPeriod - now;
+  }
 }
