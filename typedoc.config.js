@@ -39,7 +39,7 @@ export default {
   excludeInternal: true,
   excludeExternals: true,
   modifierTags: [...OptionDefaults.modifierTags, '@publicApi'],
-  highlightLanguages: [...OptionDefaults.highlightLanguages, 'csharp', 'java', 'text'],
+  highlightLanguages: [...OptionDefaults.highlightLanguages, 'csharp', 'java', 'text', 'http'],
   // The Mermaid diagrams of the guides are drawn in the browser (GitHub and npm render them too): the
   // fences become `<pre class="mermaid">`, the plugin copies Mermaid's bundle into assets/, and the
   // custom script renders them with it.
@@ -67,8 +67,10 @@ export default {
     'nest-resilience.PipelineConfig.totalTimeout',
     'nest-resilience.PipelineConfig.rateLimiter',
     'nest-resilience.PipelineConfig.concurrencyLimiter',
+    'nest-resilience.PipelineConfig.adaptiveConcurrency',
     'nest-resilience.PipelineConfig.hedging',
     'nest-resilience.PipelineConfig.retry',
+    'nest-resilience.PipelineConfig.adaptiveThrottling',
     'nest-resilience.PipelineConfig.circuitBreaker',
     'nest-resilience.PipelineConfig.timeout',
     'nest-resilience.PipelineConfig.chaosLatency',
