@@ -54,6 +54,7 @@ import {
   TimeoutRejectedError,
   handleAllErrors,
 } from 'nest-resilience/core';
+import { parseDuration, PIPELINE_SECTION_ORDER } from 'nest-resilience/config';
 import { FakeTimeProvider } from 'nest-resilience/testing';
 
 const time = new FakeTimeProvider();
@@ -89,6 +90,8 @@ console.log(JSON.stringify({
   retried: await retried,
   timeout: timeoutError instanceof TimeoutRejectedError,
   broken: !rejected.ok && rejected.error instanceof BrokenCircuitError,
+  configDuration: parseDuration('2s'),
+  outermostSection: PIPELINE_SECTION_ORDER[0],
 }));
 `;
 
@@ -453,7 +456,13 @@ export const consumerApps: ConsumerAppDefinition[] = [
     name: 'core-only',
     peers: [],
     source: core,
-    expected: { retried: 'ok after 3 calls', timeout: true, broken: true },
+    expected: {
+      retried: 'ok after 3 calls',
+      timeout: true,
+      broken: true,
+      configDuration: 2000,
+      outermostSection: 'fallback',
+    },
   },
   {
     name: 'nest',
