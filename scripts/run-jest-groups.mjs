@@ -7,8 +7,8 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 
-/** The first group: the long files that install packages, drive the sample app, a browser or the sign-in. */
-const FIRST = ['test/package/', 'test/e2e/', 'test/observability/', 'test/oauth/'];
+/** The first group: the long files that install packages, build the docs site, drive the sample app, a browser or the sign-in. */
+const FIRST = ['test/package/', 'test/e2e/', 'test/observability/', 'test/oauth/', 'test/docs-site.spec.ts'];
 
 const jest = ['--experimental-vm-modules', '--disable-warning=ExperimentalWarning', 'node_modules/jest/bin/jest.js'];
 const pattern = FIRST.map((dir) => dir.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('|');
