@@ -27,9 +27,12 @@ interface HealthBody {
 }
 
 let build: SampleBuild;
+/** The sample's entry, by a path of this file's own (other files run the shared build at the same time). */
+let sampleEntry: string;
 
 beforeAll(async () => {
   build = await SampleBuild.compile();
+  sampleEntry = build.ownEntry();
 }, START);
 
 afterAll(() => build?.dispose());
@@ -77,7 +80,7 @@ describe('npm run start:cluster: three instances on the test run’s Redis', () 
         breakDuration: '5m',
       };
     });
-    cluster = new ClusterProcess(['--no-build', '--entry', build.entry], {
+    cluster = new ClusterProcess(['--no-build', '--entry', sampleEntry], {
       PORT: String(port),
       REDIS_URL: process.env.REDIS_URL,
       REDIS_KEY_PREFIX: keyPrefix,
@@ -197,7 +200,7 @@ describe('npm run start:cluster: three instances on the test run’s Redis', () 
     expect([a, b, c].every((i) => isRunning(i.pid))).toBe(true);
     expect(await cluster.stop('SIGTERM')).toEqual({ code: 0, signal: null });
     for (const instance of [a, b, c]) expect(isRunning(instance.pid)).toBe(false);
-    expect(processesMentioning(build.entry)).toEqual([]);
+    expect(processesMentioning(sampleEntry)).toEqual([]);
     expect(processesMentioning(cluster.reaper)).toEqual([]);
     expect(cluster.text).toContain('start-cluster: SIGTERM, stopping every instance…');
   });
@@ -208,7 +211,7 @@ describe('npm run start:cluster without REDIS_URL', () => {
     'starts its own redis-server, generates an admin token and stops both on Ctrl-C (SIGINT)',
     async () => {
       const port = await consecutiveFreePorts(1);
-      const cluster = new ClusterProcess(['--no-build', '--entry', build.entry, '--instances', '1'], {
+      const cluster = new ClusterProcess(['--no-build', '--entry', sampleEntry, '--instances', '1'], {
         PORT: String(port),
         REDIS_URL: undefined,
         ADMIN_TOKEN: undefined,
@@ -266,14 +269,14 @@ describe('npm run start:cluster without REDIS_URL', () => {
       const squatter = createServer();
       await new Promise<void>((resolve) => squatter.listen(port + 1, '127.0.0.1', resolve));
       try {
-        const cluster = new ClusterProcess(['--no-build', '--entry', build.entry, '--instances', '2'], {
+        const cluster = new ClusterProcess(['--no-build', '--entry', sampleEntry, '--instances', '2'], {
           PORT: String(port),
           REDIS_URL: undefined,
         });
         expect(await cluster.exit()).toEqual({ code: 1, signal: null });
         expect(cluster.text).toContain(`port ${port + 1} already in use on 127.0.0.1`);
         expect(cluster.redisPid).toBeUndefined();
-        expect(processesMentioning(build.entry)).toEqual([]);
+        expect(processesMentioning(sampleEntry)).toEqual([]);
       } finally {
         await new Promise((resolve) => squatter.close(resolve));
       }
@@ -285,7 +288,7 @@ describe('npm run start:cluster without REDIS_URL', () => {
     'gives up after CLUSTER_START_TIMEOUT_MS without an answer, stopping what it started',
     async () => {
       const port = await consecutiveFreePorts(1);
-      const cluster = new ClusterProcess(['--no-build', '--entry', build.entry, '--instances', '1'], {
+      const cluster = new ClusterProcess(['--no-build', '--entry', sampleEntry, '--instances', '1'], {
         PORT: String(port),
         REDIS_URL: undefined,
         CLUSTER_START_TIMEOUT_MS: '1',
@@ -293,7 +296,7 @@ describe('npm run start:cluster without REDIS_URL', () => {
       expect(await cluster.exit()).toEqual({ code: 1, signal: null });
       expect(cluster.text).toContain(`no answer within 1 ms from port ${port}`);
       expect(isRunning(cluster.redisPid!)).toBe(false);
-      expect(processesMentioning(build.entry)).toEqual([]);
+      expect(processesMentioning(sampleEntry)).toEqual([]);
     },
     START,
   );
@@ -302,7 +305,7 @@ describe('npm run start:cluster without REDIS_URL', () => {
     'killed with SIGKILL, its instances and its redis-server still stop',
     async () => {
       const port = await consecutiveFreePorts(1);
-      const cluster = new ClusterProcess(['--no-build', '--entry', build.entry, '--instances', '1'], {
+      const cluster = new ClusterProcess(['--no-build', '--entry', sampleEntry, '--instances', '1'], {
         PORT: String(port),
         REDIS_URL: undefined,
       });
@@ -315,7 +318,7 @@ describe('npm run start:cluster without REDIS_URL', () => {
           'the orphans stopped',
           20_000,
         );
-        expect(processesMentioning(build.entry)).toEqual([]);
+        expect(processesMentioning(sampleEntry)).toEqual([]);
         // The safety net itself ends once nothing is left.
         await eventually(
           () => Promise.resolve(processesMentioning(cluster.reaper).length === 0 ? true : undefined),

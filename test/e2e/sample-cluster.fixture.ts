@@ -46,6 +46,17 @@ export class SampleBuild {
     return new SampleBuild(dir, mkdtempSync(join(cache, 'sample-work-')));
   }
 
+  /**
+   * An entry of this user's own that runs the sample: the build is shared by every test file (and other
+   * Jest processes may run it at the same time), so "no process mentions the entry" is only this user's
+   * question with a path of its own.
+   */
+  ownEntry(): string {
+    const path = join(this.workDir, 'main.mjs');
+    writeFileSync(path, `await import(${JSON.stringify(pathToFileURL(this.entry).href)});\n`);
+    return path;
+  }
+
   /** An entry that fails at once on the instance whose PORT is `CLUSTER_TEST_CRASH_PORT`, else runs the sample. */
   crashingEntry(): string {
     const path = join(this.workDir, 'crash-on-port.mjs');

@@ -175,6 +175,8 @@ describe('the stats channel when Redis goes away', () => {
       await time.advanceAsync(1_000);
       return (await snapshotAt().catch(() => undefined)) === time.now();
     });
+    // The snapshot is in Redis before the publishing client has read the reply that logs the recovery.
+    await waitFor('the recovery line', () => log.infos.some((l) => l.startsWith('Redis fleet stats')));
     expect(log.infos.filter((l) => l.startsWith('Redis fleet stats'))).toEqual(['Redis fleet stats is back.']);
     expect(fleetLines()).toHaveLength(1);
   });
