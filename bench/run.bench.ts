@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { median, type BenchScenario, type CaseSample } from './bench.harness.js';
 import { replaceReadmeSection } from './readme.util.js';
@@ -163,6 +163,16 @@ async function main(): Promise<void> {
   const beforeDir = option(args, 'before');
 
   const scenarios = allScenarios().filter((s) => !filter || s.id.includes(filter) || s.title.includes(filter));
+  // The cases the other build has: a scenario or case added since has no "before" row.
+  const beforeCases = new Set<string>();
+  if (beforeDir) {
+    const other = (await import(pathToFileURL(`${beforeDir}/scenarios.bench.js`).href)) as {
+      allScenarios(): ReturnType<typeof allScenarios>;
+    };
+    for (const s of other.allScenarios()) for (const c of s.cases) beforeCases.add(`${s.id}/${c.name}`);
+  }
+  const hasBefore = (scenarioId: string, c: { name: string; ours?: boolean }): boolean =>
+    beforeCases.has(`${scenarioId}/${c.name}`) && (c.name === OURS || c.ours === true);
   const units = new Map<string, Unit>();
   const unitsByScenario = scenarios.map((scenario) => {
     const own: Unit[] = [];
@@ -172,7 +182,7 @@ async function main(): Promise<void> {
       const unit = { key, scenario, caseName: c.name, worker: WORKER };
       units.set(key, unit);
       own.push(unit);
-      if (beforeDir && (c.name === OURS || c.ours)) {
+      if (hasBefore(scenario.id, c)) {
         const old = { key: before(key), scenario, caseName: c.name, worker: `${beforeDir}/worker.bench.js` };
         units.set(old.key, old);
         own.push(old);
@@ -202,7 +212,7 @@ async function main(): Promise<void> {
     const shown = scenario.cases.flatMap((c) => {
       const key = c.shareKey ?? `${scenario.id}/${c.name}`;
       const row = { key, name: c.name };
-      return beforeDir && (c.name === OURS || c.ours) ? [row, { key: before(key), name: before(c.name) }] : [row];
+      return hasBefore(scenario.id, c) ? [row, { key: before(key), name: before(c.name) }] : [row];
     });
     for (const c of shown) {
       const unitSamples = samples.get(c.key) ?? [];
