@@ -108,6 +108,30 @@ describe('ResilientClientsModule', () => {
     );
   });
 
+  it("accepts propagateDeadline true, false or 'metadata', per client and per pattern", async () => {
+    const error = await start({
+      clients: {
+        inventory: {
+          client: { ...tcp },
+          propagateDeadline: 'headers' as never,
+          patterns: {
+            'inventory.reserve': { propagateDeadline: 'metadata' },
+            'inventory.audit': { propagateDeadline: 1 as never },
+          },
+        },
+      },
+    }).catch((e: unknown) => e);
+    app = undefined;
+    expect((error as ResilienceValidationError).issues).toEqual([
+      { path: 'clients.inventory.propagateDeadline', value: 'headers', rule: 'must be one of true, false, "metadata"' },
+      {
+        path: 'clients.inventory.patterns.inventory.audit.propagateDeadline',
+        value: 1,
+        rule: 'must be one of true, false, "metadata"',
+      },
+    ]);
+  });
+
   it('fails the start on an unknown transport, naming it with a "did you mean", along with every other problem', async () => {
     const error = await start({
       clients: {

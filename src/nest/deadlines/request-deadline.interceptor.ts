@@ -19,11 +19,14 @@ import { DEFAULT_CRITICALITY_HEADER, requestCriticality } from '../execution/rou
 import type { ResilienceModuleOptions } from '../resilience-module-options.interface.js';
 import { RESILIENCE_MODULE_OPTIONS } from '../resilience.module-definition.js';
 import { readRequestBudget, takeRequestBudget, takeRequestCriticality } from './request-deadline.propagation.js';
+import { readRpcMetadata, smallerBudget } from './rpc-metadata.propagation.js';
 
 /**
  * Makes the budget a caller sends the deadline of the handler's call: the `x-request-deadline-ms` header
- * (milliseconds) or `grpc-timeout` (`100m`, `2S`) of an HTTP request, the `x-request-deadline-ms` field
- * of an RPC message's data (taken out before the handler sees the data).
+ * (milliseconds) or `grpc-timeout` (`100m`, `2S`) of an HTTP request; for an RPC message, the same
+ * entries of its transport's metadata (NATS headers, RabbitMQ headers, MQTT 5 user properties, gRPC
+ * metadata and the gRPC call's deadline) and the `x-request-deadline-ms` field of its data (taken out
+ * before the handler sees the data) — the smallest budget wins.
  *
  * - A spent budget (0 or less) is rejected **before the handler runs**: `DeadlineExceededError`, which
  *   `ResilienceExceptionFilter` answers with 504 (HTTP) or the 504 `ResilienceRpcError` payload
@@ -35,9 +38,10 @@ import { readRequestBudget, takeRequestBudget, takeRequestCriticality } from './
  * - A request without a budget runs as it is.
  *
  * It also reads the caller's criticality — the `x-criticality` header of an HTTP request (the module
- * option `criticalityHeader` renames it, `false` ignores it), the `x-criticality` field of an RPC
- * message's data (taken out) — and sets it on the handler's context: the limiters of every pipeline
- * inside shed by it, and the resilient clients pass it on.
+ * option `criticalityHeader` renames it, `false` ignores it), the `x-criticality` entry of an RPC
+ * message's metadata or else the `x-criticality` field of its data (taken out) — and sets it on the
+ * handler's context: the limiters of every pipeline inside shed by it, and the resilient clients pass it
+ * on.
  *
  * Inside the handler the context is `currentResilienceContext()` — during its synchronous part, or
  * throughout with `asyncContextPropagation: true`. Use it on controllers
@@ -79,7 +83,11 @@ export class RequestDeadlineInterceptor implements NestInterceptor {
       const header = this.criticalityHeader;
       return header ? requestCriticality(context.switchToHttp().getRequest(), header) : undefined;
     }
-    if (type === 'rpc') return takeRequestCriticality(context.switchToRpc().getData());
+    if (type === 'rpc') {
+      // The data field is taken out either way; the transport's metadata wins over it.
+      const field = takeRequestCriticality(context.switchToRpc().getData());
+      return readRpcMetadata(context.getArgs()).criticality ?? field;
+    }
     return undefined;
   }
 
@@ -89,7 +97,10 @@ export class RequestDeadlineInterceptor implements NestInterceptor {
     if (type === 'http') {
       return readRequestBudget(context.switchToHttp().getRequest<{ headers?: Record<string, unknown> }>().headers);
     }
-    if (type === 'rpc') return takeRequestBudget(context.switchToRpc().getData());
+    if (type === 'rpc') {
+      const field = takeRequestBudget(context.switchToRpc().getData());
+      return smallerBudget(field, readRpcMetadata(context.getArgs()).budget);
+    }
     return undefined;
   }
 }

@@ -79,6 +79,23 @@ export function remainingBudget(context: ResilienceContext, time: TimeProvider):
 }
 
 /**
+ * The headers (or metadata entries) a client sends for a budget and a criticality, each when given:
+ * `x-request-deadline-ms` (whole milliseconds) and `x-criticality`; `undefined` when neither is.
+ *
+ * @internal
+ */
+export function requestBudgetHeaders(
+  budget: number | undefined,
+  criticality: Criticality | undefined,
+): Record<string, string> | undefined {
+  if (budget === undefined && criticality === undefined) return undefined;
+  const headers: Record<string, string> = {};
+  if (budget !== undefined) headers[REQUEST_DEADLINE_HEADER] = String(budget);
+  if (criticality !== undefined) headers[DEFAULT_CRITICALITY_HEADER] = criticality;
+  return headers;
+}
+
+/**
  * `data` with the budget in its `x-request-deadline-ms` field and the criticality in its `x-criticality`
  * field (each when given), for an RPC message: a copy of a plain object (the caller's object is left as
  * it is). Data that is not a plain object cannot carry them and is returned as it is.

@@ -4,9 +4,9 @@ import { defer, from, type Observable } from 'rxjs';
 import { ResilienceContext, setCriticality, type ResiliencePipeline } from '../../core/index.js';
 import { type ResiliencePipelineRegistry } from '../../config/index.js';
 import { currentResilienceContext } from '../execution/resilience-context.storage.js';
-import { callerCriticality, DEFAULT_CRITICALITY_HEADER } from '../execution/route-criticality.js';
+import { callerCriticality } from '../execution/route-criticality.js';
 import { markUpstreamFailure, type UpstreamFailure } from '../upstream-failure.mapping.js';
-import { REQUEST_DEADLINE_HEADER, remainingBudget } from '../deadlines/request-deadline.propagation.js';
+import { remainingBudget, requestBudgetHeaders } from '../deadlines/request-deadline.propagation.js';
 import { httpOperationKey } from './http-operation.key.js';
 import type { StandardHedgingHandler } from './standard-hedging.handler.js';
 import { exposeRetryAfter, HTTP_REQUEST_INFO, IDEMPOTENT_METHODS } from './standard-http-pipeline.js';
@@ -82,6 +82,8 @@ export class ResilientHttpClient {
     const outer = currentResilienceContext();
     const parent = signal ?? outer?.signal;
     const hedging = this.settings.hedging;
+    // The caller's criticality goes with the request (and, with its budget, to the service called).
+    const criticality = callerCriticality(outer);
     // The key names the client, the method and the route template or host: never a path or query value.
     const keyOf = (url: string): string =>
       typeof operationKey === 'string'
@@ -99,13 +101,13 @@ export class ResilientHttpClient {
         retryable,
         failureStatusCodes: this.settings.failureStatusCodes,
       };
+      const caller = { deadline: outer?.deadline, criticality, propagateDeadline: this.settings.propagateDeadline };
       // The endpoints decide the host (an absolute URL's own is replaced): the key has none.
-      return this.mapped(hedging.execute<T, D>(axiosConfig, info, parent, keyOf('')), keyOf(''));
+      return this.mapped(hedging.execute<T, D>(axiosConfig, info, parent, keyOf(''), caller), keyOf(''));
     }
     const url = this.resolveUrl(axiosConfig.url);
     // The caller's deadline (and so its budget, sent on each attempt) and criticality go with the request.
     const context = new ResilienceContext({ operationKey: keyOf(url), signal: parent, deadline: outer?.deadline });
-    const criticality = callerCriticality(outer);
     if (criticality !== undefined) setCriticality(context, criticality);
     context.properties.set(HTTP_REQUEST_INFO, {
       method,
@@ -115,10 +117,8 @@ export class ResilientHttpClient {
     });
     const sent = this.pipelineFor(url).execute<AxiosResponse<T, D>>(async (ctx) => {
       const headers = { ...(axiosConfig.headers as Record<string, unknown> | undefined) };
-      const budget = this.settings.propagateDeadline ? remainingBudget(ctx, this.registry.timeProvider) : undefined;
-      if (budget !== undefined) headers[REQUEST_DEADLINE_HEADER] = String(budget);
-      if (this.settings.propagateDeadline && criticality !== undefined) {
-        headers[DEFAULT_CRITICALITY_HEADER] = criticality;
+      if (this.settings.propagateDeadline) {
+        Object.assign(headers, requestBudgetHeaders(remainingBudget(ctx, this.registry.timeProvider), criticality));
       }
       const attempt: AxiosRequestConfig<D> = {
         ...axiosConfig,

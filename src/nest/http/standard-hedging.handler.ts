@@ -9,7 +9,9 @@ import {
   ResilienceContext,
   ResiliencePropertyKey,
   ResilienceValidationError,
+  setCriticality,
   type CircuitBreakerConfig,
+  type Criticality,
   type HedgingActionGeneratorArguments,
   type RateLimiterConfig,
   type ResiliencePipeline,
@@ -37,6 +39,7 @@ import {
   type HttpRequestInfo,
 } from './standard-http-pipeline.js';
 import { NEST_RULES } from '../resilience.messages.js';
+import { remainingBudget, requestBudgetHeaders } from '../deadlines/request-deadline.propagation.js';
 
 /**
  * The standard hedging handler of Microsoft.Extensions.Http.Resilience, as options: total timeout →
@@ -130,6 +133,16 @@ class EndpointPlan {
 }
 
 const ENDPOINT_PLAN = new ResiliencePropertyKey<EndpointPlan>('nest-resilience.http.endpoint-plan');
+
+/** What a request inherits from the call it is made in, and whether its attempts pass the budget on. @internal */
+export interface HedgedCaller {
+  /** The caller's deadline, on the registry's clock. */
+  readonly deadline?: number;
+  /** The caller's criticality (not `default`). */
+  readonly criticality?: Criticality;
+  /** Each attempt sends the budget left before its deadline (and the criticality) in headers. */
+  readonly propagateDeadline?: boolean;
+}
 
 /** Validates the options; every problem goes to `v`. @internal */
 export function validateStandardHedgingOptions(parent: OptionsValidator, key: string, options: unknown): void {
@@ -334,13 +347,19 @@ export class StandardHedgingHandler {
     info: HttpRequestInfo,
     signal: AbortSignal | undefined,
     operationKey: string,
+    caller: HedgedCaller = {},
   ): Promise<AxiosResponse<T, D>> {
-    const context = new ResilienceContext({ operationKey, signal });
+    const context = new ResilienceContext({ operationKey, signal, deadline: caller.deadline });
+    if (caller.criticality !== undefined) setCriticality(context, caller.criticality);
     const plan = new EndpointPlan(this.plan(), info.retryable);
     context.properties.set(HTTP_REQUEST_INFO, info);
     context.properties.set(ENDPOINT_PLAN, plan);
     try {
-      return await this.outer.execute<AxiosResponse<T, D>>((ctx) => this.attempt<T, D>(ctx, plan, config), context);
+      const propagate = caller.propagateDeadline === true;
+      return await this.outer.execute<AxiosResponse<T, D>>(
+        (ctx) => this.attempt<T, D>(ctx, plan, config, propagate ? caller.criticality : undefined, propagate),
+        context,
+      );
     } catch (error) {
       // Every endpoint failed: the caller sees the last failure, as after a retry.
       throw plan.failures.includes(error) ? plan.failures[plan.failures.length - 1] : error;
@@ -362,6 +381,8 @@ export class StandardHedgingHandler {
     ctx: ResilienceContext,
     plan: EndpointPlan,
     config: AxiosRequestConfig<D>,
+    criticality: Criticality | undefined,
+    propagate: boolean,
   ): Promise<AxiosResponse<T, D>> {
     let broken: unknown;
     for (let endpoint = plan.next(); endpoint; endpoint = plan.next()) {
@@ -369,7 +390,13 @@ export class StandardHedgingHandler {
       ctx.properties.set(HTTP_ENDPOINT, target.authority);
       try {
         const pipeline = this.endpointPipelines.get(target.authority)!;
-        return await pipeline.execute<AxiosResponse<T, D>>((c) => this.send<T, D>(target, config, c.signal), ctx);
+        return await pipeline.execute<AxiosResponse<T, D>>((c) => {
+          // What is left before this attempt's deadline: the total's, tightened by the attempt timeout.
+          const sent = propagate
+            ? requestBudgetHeaders(remainingBudget(c, this.registry.timeProvider), criticality)
+            : undefined;
+          return this.send<T, D>(target, config, c.signal, sent);
+        }, ctx);
       } catch (error) {
         if (isBrokenCircuitError(error) || isIsolatedCircuitError(error)) {
           broken = error;
@@ -382,17 +409,19 @@ export class StandardHedgingHandler {
     throw broken ?? new BrokenCircuitError('No endpoint is left for this attempt.');
   }
 
-  /** Sends a fresh copy of the request to `endpoint`, with the attempt's signal. */
+  /** Sends a fresh copy of the request to `endpoint`, with the attempt's signal and budget headers. */
   private async send<T, D>(
     endpoint: RoutedEndpoint,
     config: AxiosRequestConfig<D>,
     signal: AbortSignal,
+    budgetHeaders: Record<string, string> | undefined,
   ): Promise<AxiosResponse<T, D>> {
+    const headers = { ...(config.headers as Record<string, unknown> | undefined), ...budgetHeaders };
     const attempt: AxiosRequestConfig<D> = {
       ...config,
       baseURL: undefined,
       url: endpointUrl(endpoint.url, config.url ?? ''),
-      headers: { ...(config.headers as Record<string, unknown> | undefined) } as AxiosRequestConfig['headers'],
+      headers: headers as AxiosRequestConfig['headers'],
       signal,
     };
     try {

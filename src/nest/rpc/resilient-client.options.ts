@@ -37,13 +37,21 @@ export interface ResilientPatternOptions {
    */
   replyTimeout?: number;
   /**
-   * Send the budget left before the call's deadline (`context.deadline`: the caller's, tightened by the
-   * pipeline's timeouts) with every attempt, in the `x-request-deadline-ms` field of the message's data
-   * (a copy of it; data that is not a plain object is sent as it is), for the remote
-   * `RequestDeadlineInterceptor`. Default false: the field changes what a handler without that
-   * interceptor receives.
+   * How every attempt sends the budget left before the call's deadline (`context.deadline`: the
+   * caller's, tightened by the pipeline's timeouts) and the call's criticality, for the remote
+   * `RequestDeadlineInterceptor`:
+   *
+   * - `'metadata'` (default): as `x-request-deadline-ms` and `x-criticality` entries of the transport's
+   *   own metadata — NATS headers, RabbitMQ message headers, MQTT 5 user properties (a client with
+   *   `protocolVersion: 5`) — as Nest's record builders set them; the data is sent as it is. A transport
+   *   without such metadata (TCP, Redis, MQTT 3.1.1, a client with a serializer of its own) sends nothing.
+   * - `true`: those entries where the transport has them, and the `x-request-deadline-ms` /
+   *   `x-criticality` fields of the message's data (a copy of it; data that is not a plain object is sent
+   *   as it is) on every transport — for receivers that read only the data field, and for TCP and Redis.
+   *   A handler without the interceptor sees the fields.
+   * - `false`: nothing.
    */
-  propagateDeadline?: boolean;
+  propagateDeadline?: boolean | 'metadata';
 }
 
 /** A resilient client, as data: its pipeline and per-pattern choices. @publicApi */
@@ -86,6 +94,8 @@ const PATTERN_KEYS = [
   'replyTimeout',
   'propagateDeadline',
 ];
+
+const PROPAGATION_MODES: readonly (boolean | string)[] = [true, false, 'metadata'];
 
 function flagOrPredicate(v: OptionsValidator, path: string, value: unknown): void {
   if (value !== undefined && typeof value !== 'boolean' && typeof value !== 'function') {
@@ -150,7 +160,7 @@ export function resolveClientSettings(
     flagOrPredicate(v, `${at}.retryRemoteErrors`, options.retryRemoteErrors);
     flagOrPredicate(v, `${at}.countRemoteErrors`, options.countRemoteErrors);
     v.duration(`${at}.replyTimeout`, options.replyTimeout, { min: 1 });
-    v.boolean(`${at}.propagateDeadline`, options.propagateDeadline);
+    v.oneOf(`${at}.propagateDeadline`, options.propagateDeadline, PROPAGATION_MODES);
     const patterns = new Map<string, ResilientPatternOptions>();
     if (options.patterns !== undefined) {
       if (typeof options.patterns !== 'object' || options.patterns === null || Array.isArray(options.patterns)) {
@@ -174,7 +184,7 @@ export function resolveClientSettings(
           flagOrPredicate(v, `${pAt}.retryRemoteErrors`, p.retryRemoteErrors);
           flagOrPredicate(v, `${pAt}.countRemoteErrors`, p.countRemoteErrors);
           v.duration(`${pAt}.replyTimeout`, p.replyTimeout, { min: 1 });
-          v.boolean(`${pAt}.propagateDeadline`, p.propagateDeadline);
+          v.oneOf(`${pAt}.propagateDeadline`, p.propagateDeadline, PROPAGATION_MODES);
           patterns.set(pattern, p);
         }
       }

@@ -9,10 +9,11 @@ import {
 } from '../../core/index.js';
 import { type PipelineConfig, type ResiliencePipelineRegistry, type StrategyConfig } from '../../config/index.js';
 import { currentResilienceContext } from '../execution/resilience-context.storage.js';
-import { remainingBudget, withRequestBudget } from '../deadlines/request-deadline.propagation.js';
+import { remainingBudget, requestBudgetHeaders, withRequestBudget } from '../deadlines/request-deadline.propagation.js';
 import { callerCriticality } from '../execution/route-criticality.js';
 import type { ResilientClientSettings, ResilientPatternOptions } from './resilient-client.options.js';
 import { RPC_CALL_INFO, type RemoteRpcErrorPredicate, type RpcCallInfo } from './rpc.predicates.js';
+import { transportMetadataWriter, type TransportMetadataWriter } from './transport-metadata.writer.js';
 
 /** Per-call options of `send` and `emit`. @publicApi */
 export interface ResilientCallOptions {
@@ -42,8 +43,10 @@ interface PatternPlan {
   readonly abortable: boolean;
   /** How long an attempt waits for its reply, in milliseconds. */
   readonly replyTimeout: number | undefined;
-  /** Whether each attempt sends the budget left before the call's deadline with the message. */
-  readonly propagateDeadline: boolean;
+  /** Whether each attempt sends the budget left before the call's deadline in the transport's metadata. */
+  readonly metadataBudget: boolean;
+  /** Whether each attempt sends the budget left before the call's deadline in the message's data. */
+  readonly dataBudget: boolean;
   readonly sendKey: string;
   readonly emitKey: string;
   readonly send: RpcCallInfo;
@@ -72,6 +75,8 @@ function remotePredicate(value: boolean | RemoteRpcErrorPredicate | undefined): 
  */
 export class ResilientClientProxy {
   private readonly plans = new Map<string, PatternPlan>();
+  /** How the client's transport carries metadata; `undefined` when it has none. */
+  private readonly metadataWriter: TransportMetadataWriter | undefined;
   private counts = { attempts: 0, succeeded: 0, failed: 0, cancelled: 0 };
 
   constructor(
@@ -79,7 +84,9 @@ export class ResilientClientProxy {
     readonly client: ClientProxy,
     private readonly registry: ResiliencePipelineRegistry,
     private readonly settings: ResilientClientSettings,
-  ) {}
+  ) {
+    this.metadataWriter = transportMetadataWriter(client);
+  }
 
   /** The client's name. */
   get name(): string {
@@ -179,6 +186,7 @@ export class ResilientClientProxy {
     const countRemoteErrors = remotePredicate(own.countRemoteErrors ?? defaults.countRemoteErrors);
     const idempotent = own.idempotent ?? defaults.idempotent;
     const info = { client: name, pattern: route, retryRemoteErrors, countRemoteErrors };
+    const propagation = own.propagateDeadline ?? defaults.propagateDeadline ?? 'metadata';
     plan = {
       pipeline: this.registry.getPipeline(pipelineName, key),
       route,
@@ -187,7 +195,8 @@ export class ResilientClientProxy {
         return canAbortAttempts(registry.getPipelineConfig(pipelineName));
       },
       replyTimeout: own.replyTimeout ?? defaults.replyTimeout,
-      propagateDeadline: own.propagateDeadline ?? defaults.propagateDeadline ?? false,
+      metadataBudget: propagation !== false && this.metadataWriter !== undefined,
+      dataBudget: propagation === true,
       sendKey: `${name} send ${route}`,
       emitKey: `${name} emit ${route}`,
       send: { ...info, kind: 'send', retryable: idempotent !== false },
@@ -198,12 +207,18 @@ export class ResilientClientProxy {
   }
 
   /**
-   * The data an attempt sends: with the budget left before its deadline and the call's criticality (when
-   * not `default`), when the pattern propagates the deadline.
+   * What an attempt hands to the client: the data, with the budget left before the attempt's deadline
+   * and the call's criticality (when not `default`) in the transport's metadata (a record of the
+   * transport) and / or in the data's fields, as the pattern propagates them.
    */
   private dataFor(plan: PatternPlan, data: unknown, ctx: ResilienceContext): unknown {
-    if (!plan.propagateDeadline) return data;
-    return withRequestBudget(data, remainingBudget(ctx, this.registry.timeProvider), callerCriticality(ctx));
+    if (!plan.metadataBudget && !plan.dataBudget) return data;
+    const budget = remainingBudget(ctx, this.registry.timeProvider);
+    const criticality = callerCriticality(ctx);
+    const sent = plan.dataBudget ? withRequestBudget(data, budget, criticality) : data;
+    if (!plan.metadataBudget) return sent;
+    const entries = requestBudgetHeaders(budget, criticality);
+    return entries ? this.metadataWriter!(sent, entries) : sent;
   }
 
   private run(call: RunningCall, start: (ctx: ResilienceContext) => Observable<unknown>): Promise<unknown[]> {

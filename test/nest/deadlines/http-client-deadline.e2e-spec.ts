@@ -10,8 +10,15 @@ import {
   Timeout,
   WithCriticality,
 } from '../../../src/nest/index.js';
-import { getResilientHttpClientToken, ResilientHttpClient, ResilientHttpModule } from '../../../src/nest/http/index.js';
+import {
+  getResilientHttpClientToken,
+  ResilientHttpClient,
+  ResilientHttpModule,
+  type StandardHedgingHandlerOptions,
+} from '../../../src/nest/http/index.js';
+import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { json, Replica } from '../http/replica.server.js';
+import { waitUntil } from '../../rpc/rpc-transports.js';
 
 @Injectable()
 class Catalog {
@@ -104,5 +111,111 @@ describe('the resilient HTTP client sends the budget left on every attempt', () 
     await moduleRef.get<ResilientHttpClient>(getResilientHttpClientToken('quiet')).get('/item');
     expect(budgets).toEqual([undefined]);
     expect(criticalities).toEqual([undefined]);
+  });
+});
+
+@Injectable()
+class HedgedCatalog {
+  constructor(@Inject(getResilientHttpClientToken('hedged')) private readonly http: ResilientHttpClient) {}
+
+  /** Made before the first `await`: the hedged request inherits this call's deadline and criticality. */
+  @Timeout(700)
+  @WithCriticality('sheddable')
+  product(): Promise<AxiosResponse> {
+    return this.http.get('/item');
+  }
+}
+
+describe('the standard hedging handler sends the budget left on every hedged attempt', () => {
+  const clock = new FakeTimeProvider();
+  const replicas = [new Replica('a'), new Replica('b'), new Replica('c')];
+  const sent: { replica: string; budget: unknown; criticality: unknown }[] = [];
+  let moduleRef: TestingModule;
+
+  beforeAll(async () => {
+    for (const replica of replicas) {
+      // The first two never answer (each is hedged after the delay); the third answers at once.
+      replica.handler = (req, res) => {
+        sent.push({
+          replica: replica.name,
+          budget: req.headers[REQUEST_DEADLINE_HEADER],
+          criticality: req.headers[DEFAULT_CRITICALITY_HEADER],
+        });
+        if (replica.name === 'c') json(res, 200, { server: 'c' });
+      };
+      await replica.start();
+    }
+    const hedging: StandardHedgingHandlerOptions = {
+      routing: { groups: replicas.map((r) => ({ endpoints: [r.url] })) },
+      totalTimeout: 1_000,
+      hedging: { delay: 100, maxHedgedAttempts: 2 },
+      endpoint: { attemptTimeout: 1_000, circuitBreaker: false },
+    };
+    moduleRef = await Test.createTestingModule({
+      imports: [
+        ResilienceModule.forRoot({ timeProvider: clock }),
+        ResilientHttpModule.register({ name: 'hedged', hedging }),
+        ResilientHttpModule.register({ name: 'hedged-quiet', hedging, propagateDeadline: false }),
+        ResilientHttpModule.register({
+          name: 'hedged-tight',
+          hedging: { ...hedging, endpoint: { ...hedging.endpoint, attemptTimeout: 850 } },
+        }),
+      ],
+      providers: [HedgedCatalog],
+    }).compile();
+    await moduleRef.init();
+  });
+
+  afterAll(async () => {
+    await moduleRef.close();
+    await Promise.all(replicas.map((r) => r.stop()));
+  });
+
+  /** Sends a request, moving the clock by the hedging delay each time the newest attempt has arrived. */
+  async function hedged(send: () => Promise<AxiosResponse>): Promise<AxiosResponse> {
+    sent.length = 0;
+    const response = send();
+    for (const count of [1, 2]) {
+      await waitUntil(() => sent.length === count, `attempt ${count} reached its replica`);
+      await clock.advanceAsync(100);
+    }
+    return response;
+  }
+
+  it('each attempt carries what is left of the total timeout when it starts: 1000, 900, 800', async () => {
+    const http = moduleRef.get<ResilientHttpClient>(getResilientHttpClientToken('hedged'));
+    const response = await hedged(() => http.get('/item'));
+    expect(response.data).toEqual({ server: 'c' });
+    expect(sent).toEqual([
+      { replica: 'a', budget: '1000', criticality: undefined },
+      { replica: 'b', budget: '900', criticality: undefined },
+      { replica: 'c', budget: '800', criticality: undefined },
+    ]);
+  });
+
+  it("a hedged request made in a decorated method sends at most that method's budget, and its criticality", async () => {
+    const response = await hedged(() => moduleRef.get(HedgedCatalog).product());
+    expect(response.data).toEqual({ server: 'c' });
+    expect(sent).toEqual([
+      { replica: 'a', budget: '700', criticality: 'sheddable' },
+      { replica: 'b', budget: '600', criticality: 'sheddable' },
+      { replica: 'c', budget: '500', criticality: 'sheddable' },
+    ]);
+  });
+
+  it('an attempt timeout shorter than what is left of the total tightens the budget sent', async () => {
+    const http = moduleRef.get<ResilientHttpClient>(getResilientHttpClientToken('hedged-tight'));
+    await hedged(() => http.get('/item'));
+    expect(sent.map((s) => s.budget)).toEqual(['850', '850', '800']);
+  });
+
+  it('sends nothing with propagateDeadline: false', async () => {
+    const http = moduleRef.get<ResilientHttpClient>(getResilientHttpClientToken('hedged-quiet'));
+    await hedged(() => http.get('/item'));
+    expect(sent.map((s) => [s.budget, s.criticality])).toEqual([
+      [undefined, undefined],
+      [undefined, undefined],
+      [undefined, undefined],
+    ]);
   });
 });
