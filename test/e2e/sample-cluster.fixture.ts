@@ -8,6 +8,7 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { createServer } from 'node:net';
@@ -42,7 +43,7 @@ export class SampleBuild {
     const cache = join(ROOT, 'node_modules', '.cache');
     mkdirSync(cache, { recursive: true });
     const dir = join(cache, `sample-build-${sourcesHash()}`);
-    if (!existsSync(join(dir, '.complete'))) await compileInto(cache, dir);
+    if (!existsSync(join(dir, '.complete'))) await compileOnce(cache, dir);
     return new SampleBuild(dir, mkdtempSync(join(cache, 'sample-work-')));
   }
 
@@ -108,6 +109,34 @@ function sourcesHash(): string {
 }
 
 /** Compiles the sample into a fresh folder, then moves it to `dir` (another test file may have won the race). */
+/**
+ * Compiles into `dir` unless another test process is compiling the same sources already (a lock folder
+ * beside it): then waits for that build instead of doing the same work again on the same cores. A lock
+ * older than ten minutes is taken over (its process died).
+ */
+async function compileOnce(cache: string, dir: string): Promise<void> {
+  const lock = `${dir}.lock`;
+  for (;;) {
+    if (existsSync(join(dir, '.complete'))) return;
+    try {
+      mkdirSync(lock);
+      break;
+    } catch {
+      try {
+        if (Date.now() - statSync(lock).mtimeMs > 600_000) rmSync(lock, { recursive: true, force: true });
+      } catch {
+        // released meanwhile
+      }
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+  try {
+    if (!existsSync(join(dir, '.complete'))) await compileInto(cache, dir);
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
+}
+
 async function compileInto(cache: string, dir: string): Promise<void> {
   const build = mkdtempSync(join(cache, 'sample-compiling-'));
   // The build's settings (tsconfig.build.json), for the sample and what it imports only.
