@@ -8,7 +8,10 @@ import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ADAPTIVE_CONCURRENCY_OPTION_KEYS } from '../src/core/adaptive-concurrency/adaptive-concurrency.options.js';
-import { ADAPTIVE_THROTTLING_OPTION_KEYS } from '../src/core/adaptive-throttling/adaptive-throttling.options.js';
+import {
+  ADAPTIVE_THROTTLING_FLEET_OPTION_KEYS,
+  ADAPTIVE_THROTTLING_OPTION_KEYS,
+} from '../src/core/adaptive-throttling/adaptive-throttling.options.js';
 import { CHAOS_COMMON_OPTION_KEYS, CHAOS_KIND_OPTION_KEYS } from '../src/core/chaos/chaos.options.js';
 import { CIRCUIT_BREAKER_OPTION_KEYS } from '../src/core/circuit-breaker/circuit-breaker.options.js';
 import { FALLBACK_OPTION_KEYS } from '../src/core/fallback/fallback.options.js';
@@ -64,6 +67,7 @@ const KEY_LISTS: Record<string, readonly string[]> = {
   rateLimiter: RATE_LIMITER_OPTION_KEYS,
   adaptiveConcurrency: ADAPTIVE_CONCURRENCY_OPTION_KEYS,
   adaptiveThrottling: ADAPTIVE_THROTTLING_OPTION_KEYS,
+  adaptiveThrottlingFleet: ADAPTIVE_THROTTLING_FLEET_OPTION_KEYS,
   chaos: CHAOS_COMMON_OPTION_KEYS,
   chaosKinds,
   chaosAll: [...CHAOS_COMMON_OPTION_KEYS, ...chaosKinds],
@@ -135,7 +139,7 @@ const KEY_LISTS: Record<string, readonly string[]> = {
 const EXEMPT: Record<string, string> = {
   // Its first column shows whole topology objects (`sentinels: [...], name: '…'`); the keys themselves
   // are in configuration.md's `store: { redis }` table, which is checked.
-  'docs/redis.md:48': 'topology examples',
+  'docs/redis.md:50': 'topology examples',
 };
 
 interface OptionTable {

@@ -228,6 +228,7 @@ export {
   type OnAdaptiveConcurrencyRejectedArguments,
 } from './adaptive-concurrency/index.js';
 export {
+  ADAPTIVE_THROTTLING_STORE_SERVICE,
   AdaptiveThrottlingRejectedError,
   AdaptiveThrottlingStateProvider,
   adaptiveThrottlingRegistration,
@@ -235,14 +236,20 @@ export {
   adaptiveThrottlingStrategy,
   DEFAULT_ADAPTIVE_THROTTLING_K,
   DEFAULT_ADAPTIVE_THROTTLING_WINDOW,
+  defaultAdaptiveThrottlingKey,
   handleOverloadRejection,
+  InMemoryAdaptiveThrottlingStore,
   isAdaptiveThrottlingRejectedError,
   isOverloadRejection,
+  type AdaptiveThrottlingBucketCounts,
   type AdaptiveThrottlingConfig,
+  type AdaptiveThrottlingFleetOptions,
   type AdaptiveThrottlingPort,
   type AdaptiveThrottlingPredicateArguments,
   type AdaptiveThrottlingStatistics,
+  type AdaptiveThrottlingStore,
   type AdaptiveThrottlingStrategyOptions,
+  type AdaptiveThrottlingSyncRequest,
   type OnThrottledArguments,
 } from './adaptive-throttling/index.js';
 export {

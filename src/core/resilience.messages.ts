@@ -23,6 +23,7 @@ export const RULES = {
   instanceOf: (type: string) => `must be a ${type}`,
   noSuchSection: 'must be a configuration section of the pipeline (it has none by that name)',
   atLeast: (other: string) => `must be >= ${other}`,
+  atMost: (other: string) => `must be <= ${other}`,
   notWith: (other: string) => `must not be given together with ${other}`,
   cannotCombine: (others: string) => `cannot be combined with ${others}`,
   outcome: 'must be an outcome: { ok: true, value } or { ok: false, error }',
@@ -37,4 +38,8 @@ export const RULES = {
   limitNotForKind: (kind: string) => `does not apply to kind "${kind}"`,
   distributedKinds: 'applies to kind "token-bucket" or "sliding-window"',
   distributedNeedsStore: 'needs a distributed store to share the limit in (the module option store: { redis })',
+  fleetNeedsStore:
+    'needs a store the instances share the window through (the module option store: { redis }, or fleet.store)',
+  fleetOptions: 'must be true, false or an object of fleet options ({ store, key, syncInterval })',
+  fleetKeyRequired: 'is required when the pipeline has no name',
 } as const;

@@ -24,7 +24,8 @@ export interface RedisClientLike {
  * `cluster` (seed nodes of a Redis Cluster), `sentinels` + `name` (a Sentinel-managed primary, followed
  * through failovers) — the module opens that connection and closes it on shutdown — or `client`, an
  * ioredis `Redis` or `Cluster` of yours that the module never closes. The same connection serves the
- * circuit store, the `distributed` rate limiters and the OAuth pending-login store.
+ * circuit store, the `distributed` rate limiters, the adaptive throttling windows with `fleet` and the
+ * OAuth pending-login store.
  *
  * @publicApi
  */

@@ -3,6 +3,7 @@ import {
   InMemoryCircuitBreakerStateStore,
   ResilienceContext,
   StrategyTelemetry,
+  type AdaptiveThrottlingStore,
   type CircuitBreakerStateStore,
   type RateLimiter,
   type RateLimiterStrategyOptions,
@@ -17,6 +18,8 @@ export interface ResilienceStoreHandle {
   readonly store: CircuitBreakerStateStore;
   /** Limiters shared through the store, for limits marked `distributed`. */
   readonly distributedLimiter?: (id: string, options: RateLimiterStrategyOptions) => RateLimiter;
+  /** Where adaptive throttling sections with `fleet` share their windows. */
+  readonly adaptiveThrottlingStore?: AdaptiveThrottlingStore;
   /** Pending OAuth logins on the same connection, so any instance can finish a login. */
   readonly pendingAuthorizationStore?: () => PendingAuthorizationStore;
   /** Where the instances of a fleet share their stats (the admin module's fleet view). */

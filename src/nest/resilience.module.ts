@@ -93,6 +93,7 @@ import {
             predicates: options.predicates,
             stateStore,
             distributedLimiter: handle.distributedLimiter,
+            adaptiveThrottlingStore: handle.adaptiveThrottlingStore,
             timeProvider,
             telemetryListeners,
           });

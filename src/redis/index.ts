@@ -3,6 +3,10 @@ export {
   type RedisCircuitBreakerStateStoreOptions,
   type StoreOutageMode,
 } from './redis-circuit-breaker-state.store.js';
+export {
+  RedisAdaptiveThrottlingStore,
+  type RedisAdaptiveThrottlingStoreOptions,
+} from './redis-adaptive-throttling.store.js';
 export { RedisRateLimiter, type DistributedRateLimit, type RedisRateLimiterOptions } from './redis-rate-limiter.js';
 export {
   PendingStoreUnavailableError,

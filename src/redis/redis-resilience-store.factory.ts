@@ -5,6 +5,7 @@ import {
   type TimeProvider,
 } from '../core/index.js';
 import type { PendingAuthorizationStore } from '../oauth/pending-authorization.store.js';
+import { RedisAdaptiveThrottlingStore } from './redis-adaptive-throttling.store.js';
 import type { StoreLogger } from './redis-availability.js';
 import {
   RedisCircuitBreakerStateStore,
@@ -33,6 +34,8 @@ export interface RedisStores {
   readonly store: RedisCircuitBreakerStateStore;
   readonly distributedLimiter: (id: string, options: RateLimiterStrategyOptions) => RateLimiter;
   readonly pendingAuthorizationStore: () => PendingAuthorizationStore;
+  /** The windows of adaptive throttling sections with `fleet`, on the same connection. */
+  readonly adaptiveThrottlingStore: RedisAdaptiveThrottlingStore;
   /** The fleet's stats on the same connection (made on first use). */
   readonly fleetChannel: () => RedisFleetChannel;
   /** Sends waiting successes, then closes the connection if it was opened here. */
@@ -88,7 +91,7 @@ export function validateRedisStoresOptions(options: RedisStoresOptions, path = '
 
 /**
  * Opens the connection (`url`, `cluster`, `sentinels`, or your `client`) and builds the circuit store,
- * the distributed rate limiters and the pending-login store on it. A connection that cannot be made yet
+ * the distributed rate limiters, the adaptive throttling store and the pending-login store on it. A connection that cannot be made yet
  * is logged once; the stores answer from their outage mode until Redis is there.
  *
  * @internal
@@ -127,6 +130,14 @@ export async function createRedisStores(
   let fleet: RedisFleetChannel | undefined;
   return {
     store,
+    adaptiveThrottlingStore: new RedisAdaptiveThrottlingStore({
+      client,
+      keyPrefix: storeOptions.keyPrefix,
+      operationTimeout: storeOptions.operationTimeout,
+      retryInterval: storeOptions.retryInterval,
+      logger: context.logger,
+      timeProvider: context.timeProvider,
+    }),
     fleetChannel: () =>
       (fleet ??= new RedisFleetChannel(client, {
         keyPrefix: storeOptions.keyPrefix,

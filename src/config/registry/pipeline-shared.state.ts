@@ -1,8 +1,10 @@
 import {
+  ADAPTIVE_THROTTLING_STORE_SERVICE,
   CIRCUIT_CONTROL_SERVICE,
   CIRCUIT_STATE_STORE_SERVICE,
   CircuitBreakerManualControl,
   SHARED_LIMITER_SERVICE,
+  type AdaptiveThrottlingStore,
   type CircuitBreakerStateStore,
   type RateLimiter,
   type RateLimiterStrategyOptions,
@@ -38,6 +40,7 @@ export class PipelineSharedState {
     readonly stateStore: CircuitBreakerStateStore,
     private readonly timeProvider: TimeProvider,
     private readonly distributedLimiter: ((id: string, options: RateLimiterStrategyOptions) => RateLimiter) | undefined,
+    private readonly adaptiveThrottlingStore?: AdaptiveThrottlingStore,
   ) {}
 
   /** The manual control of the circuits of pipeline `name`, made on first use. */
@@ -80,12 +83,13 @@ export class PipelineSharedState {
   }
 
   /**
-   * What strategies built from configuration may ask for: the state store; with a pipeline `name`, its
-   * circuit control and its limiters for `key`.
+   * What strategies built from configuration may ask for: the state store (and the adaptive throttling
+   * store, when there is one); with a pipeline `name`, its circuit control and its limiters for `key`.
    */
   services(name: string | undefined, key: string | undefined): StrategyConfigEnvironment {
     const services = new Map<StrategyServiceKey<unknown>, unknown>([[CIRCUIT_STATE_STORE_SERVICE, this.stateStore]]);
     if (this.distributedLimiter) services.set(DISTRIBUTED_LIMITS_SERVICE, true);
+    if (this.adaptiveThrottlingStore) services.set(ADAPTIVE_THROTTLING_STORE_SERVICE, this.adaptiveThrottlingStore);
     if (name !== undefined) {
       services.set(CIRCUIT_CONTROL_SERVICE, this.circuitControl(name));
       services.set(SHARED_LIMITER_SERVICE, (section: SharedLimitSection, o: RateLimiterStrategyOptions) =>

@@ -77,7 +77,10 @@ export interface LimiterInfo {
   readonly queueLimit: number | undefined;
   /** Partitioned limiters: partitions alive now. */
   readonly partitions: number | undefined;
-  /** Distributed (shared through a store): the figures above are this process's view only. */
+  /**
+   * Distributed (shared through a store): the figures above are this process's view only. For adaptive
+   * throttling with `fleet`: see `throttle.shared`.
+   */
   readonly distributed: boolean;
   /**
    * Calls turned away since the limiter was made, when the limiter counts them (adaptive concurrency;
@@ -92,6 +95,11 @@ export interface LimiterInfo {
     readonly k: number;
     /** The window, in milliseconds. */
     readonly window: number;
+    /**
+     * Shared by the fleet (`fleet`) only: true while the figures are the fleet's, false while this
+     * instance's own counts decide (before its first sync, while the store cannot be reached).
+     */
+    readonly shared?: boolean;
   };
 }
 
@@ -301,7 +309,7 @@ export function describeLimiters(
 
 /** An adaptive throttling strategy as a limiter: no permits, its figures in `throttle`. */
 function describeThrottle(name: string, key: string | undefined, port: AdaptiveThrottlingPort): LimiterInfo {
-  const { requests, accepts, rejectProbability, throttled, k, window } = port.statistics;
+  const { requests, accepts, rejectProbability, throttled, k, window, shared } = port.statistics;
   return {
     pipelineName: name,
     instanceKey: key,
@@ -312,9 +320,9 @@ function describeThrottle(name: string, key: string | undefined, port: AdaptiveT
     queueLength: 0,
     queueLimit: undefined,
     partitions: undefined,
-    distributed: false,
+    distributed: shared !== undefined,
     rejections: throttled,
-    throttle: { requests, accepts, rejectProbability, k, window },
+    throttle: { requests, accepts, rejectProbability, k, window, ...(shared === undefined ? {} : { shared }) },
   };
 }
 

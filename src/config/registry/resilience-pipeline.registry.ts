@@ -1,5 +1,6 @@
 import {
   InMemoryCircuitBreakerStateStore,
+  type AdaptiveThrottlingStore,
   OptionsValidator,
   ResiliencePipelineBuilder,
   ResilienceValidationError,
@@ -46,6 +47,11 @@ export interface ResiliencePipelineRegistryOptions {
   random?: () => number;
   /** Makes the limiter of a limit marked `distributed` (e.g. a `RedisRateLimiter`); `id` names it. */
   distributedLimiter?: (id: string, options: RateLimiterStrategyOptions) => RateLimiter;
+  /**
+   * Where adaptive throttling sections with `fleet` share their windows (e.g. a
+   * `RedisAdaptiveThrottlingStore`). Without one, such a section fails validation unless it brings `fleet.store`.
+   */
+  adaptiveThrottlingStore?: AdaptiveThrottlingStore;
 }
 
 /** Configures a pipeline added by code (`getOrAddPipeline`). @publicApi */
@@ -96,7 +102,12 @@ export class ResiliencePipelineRegistry {
   constructor(private readonly options: ResiliencePipelineRegistryOptions = {}) {
     this.stateStore = options.stateStore ?? new InMemoryCircuitBreakerStateStore();
     this.timeProvider = options.timeProvider ?? systemTimeProvider;
-    this.shared = new PipelineSharedState(this.stateStore, this.timeProvider, options.distributedLimiter);
+    this.shared = new PipelineSharedState(
+      this.stateStore,
+      this.timeProvider,
+      options.distributedLimiter,
+      options.adaptiveThrottlingStore,
+    );
     this.inspector = new RegistryInspector(
       () => this.registeredInstances(),
       () => this.shared.sharedLimiters(),

@@ -12,6 +12,12 @@ export interface AdaptiveThrottlingStatistics {
   readonly k: number;
   /** The window, in milliseconds. */
   readonly window: number;
+  /**
+   * With `fleet` only: true while the figures are the fleet's (its counts at the last sync plus this
+   * instance's since), false while they are this instance's own — before the first sync succeeds and
+   * while the store cannot be reached.
+   */
+  readonly shared?: boolean;
 }
 
 /** What inspection reads of one adaptive throttling strategy (its port). @publicApi */

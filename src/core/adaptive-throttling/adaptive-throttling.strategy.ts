@@ -1,4 +1,4 @@
-import type { ResilienceContext } from '../context/resilience.context.js';
+import { ResilienceContext } from '../context/resilience.context.js';
 import { outcomeFromError, outcomeFromValue, type Outcome } from '../outcome.model.js';
 import type {
   ResilienceStrategy,
@@ -11,8 +11,14 @@ import type { TimeProvider } from '../time/time.provider.js';
 import { SlidingCounters } from '../utils/sliding-counters.js';
 import { AdaptiveThrottlingRejectedError } from './adaptive-throttling.errors.js';
 import {
+  ADAPTIVE_THROTTLING_SEGMENTS,
+  FleetWindow,
+  type ThrottlingCounts,
+} from './adaptive-throttling.fleet-window.js';
+import {
   DEFAULT_ADAPTIVE_THROTTLING_K,
   DEFAULT_ADAPTIVE_THROTTLING_WINDOW,
+  defaultSyncInterval,
   type AdaptiveThrottlingStrategyOptions,
 } from './adaptive-throttling.options.js';
 import { isOverloadRejection } from './adaptive-throttling.predicates.js';
@@ -37,8 +43,6 @@ declare module '../telemetry/resilience-event.model.js' {
   }
 }
 
-/** The window is kept in this many segments: it slides by a twentieth of its length. */
-const SEGMENTS = 20;
 const REQUESTS = 0;
 const ACCEPTS = 1;
 
@@ -54,16 +58,36 @@ export function adaptiveThrottlingRejectProbability(requests: number, accepts: n
 }
 
 /**
+ * The key a fleet shares a strategy's window under, unless `fleet.key` says otherwise:
+ * `<pipeline>[:<instance key>]:<strategy name, or adaptive-throttling>`, with `%` and `:` percent-encoded in
+ * each part (so pipeline `rpc:orders` and pipeline `rpc` with key `orders` never share a window).
+ *
+ * @publicApi
+ */
+export function defaultAdaptiveThrottlingKey(
+  pipelineName: string | undefined,
+  instanceName?: string,
+  strategyName?: string,
+): string {
+  return [pipelineName ?? 'pipeline', instanceName, strategyName ?? 'adaptive-throttling']
+    .filter((p) => p !== undefined)
+    .map((p) => p.replace(/[%:]/g, (c) => (c === '%' ? '%25' : '%3A')))
+    .join(':');
+}
+
+/**
  * Client-side adaptive throttling (Google SRE, "Handling Overload"): counts requests and the requests the
  * dependency accepted over a sliding window, and rejects a call locally with probability
  * `max(0, (requests − k × accepts) / (requests + 1))`. A rejected call is counted as a request, so a
- * dependency that refuses everything sees less and less traffic, yet never none.
+ * dependency that refuses everything sees less and less traffic, yet never none. With `fleet`, the window
+ * is the fleet's (see `FleetWindow`).
  *
  * @internal
  */
 export class AdaptiveThrottlingStrategy<T> implements ResilienceStrategy<T>, AdaptiveThrottlingPort {
   readonly ports: StrategyPorts = { throttle: this };
-  private readonly counters: SlidingCounters;
+  private readonly counters: ThrottlingCounts;
+  private readonly fleet: FleetWindow | undefined;
   private readonly k: number;
   private readonly window: number;
   private readonly maxRejectProbability: number;
@@ -84,13 +108,30 @@ export class AdaptiveThrottlingStrategy<T> implements ResilienceStrategy<T>, Ada
     this.time = context.timeProvider;
     this.telemetry = context.telemetry;
     this.reportsRejections = context.telemetry.wants('OnAdaptiveThrottlingRejected');
-    this.counters = new SlidingCounters(SEGMENTS, this.window, 2);
+    const fleet = options.fleet;
+    if (fleet) {
+      this.fleet = new FleetWindow({
+        store: fleet.store,
+        key:
+          fleet.key ?? defaultAdaptiveThrottlingKey(context.pipelineName, context.pipelineInstanceName, options.name),
+        instance: globalThis.crypto.randomUUID(),
+        window: this.window,
+        syncInterval: fleet.syncInterval ?? defaultSyncInterval(this.window),
+        time: this.time,
+        onChange: (shared, error) => this.reportStore(shared, error),
+      });
+      this.counters = this.fleet;
+    } else {
+      this.counters = new SlidingCounters(ADAPTIVE_THROTTLING_SEGMENTS, this.window, 2);
+    }
     options.stateProvider?._bind(this);
   }
 
   get statistics(): AdaptiveThrottlingStatistics {
     const counters = this.counters;
-    counters.advance(this.time.now());
+    // Reading the figures does not start a fleet's syncing (its first call does).
+    if (this.fleet) this.fleet.slide(this.time.now());
+    else counters.advance(this.time.now());
     const requests = counters.total(REQUESTS);
     const accepts = counters.total(ACCEPTS);
     return {
@@ -100,7 +141,20 @@ export class AdaptiveThrottlingStrategy<T> implements ResilienceStrategy<T>, Ada
       throttled: this.throttled,
       k: this.k,
       window: this.window,
+      ...(this.fleet ? { shared: this.fleet.shared } : {}),
     };
+  }
+
+  /** Stops syncing a fleet's window (after sending what the store does not have yet). */
+  dispose(): Promise<void> | undefined {
+    return this.fleet?.dispose();
+  }
+
+  /** The fleet's window stopped (or started again) being used: once per change. */
+  private reportStore(shared: boolean, error: unknown): void {
+    const event = shared ? 'OnStateStoreRestored' : 'OnStateStoreUnavailable';
+    if (!this.telemetry.wants(event)) return;
+    this.telemetry.report(event, shared ? 'information' : 'error', new ResilienceContext(), { error });
   }
 
   execute(next: StrategyNext<T>, context: ResilienceContext): Promise<T> {

@@ -4,12 +4,14 @@ export { AdaptiveThrottlingRejectedError, isAdaptiveThrottlingRejectedError } fr
 export {
   DEFAULT_ADAPTIVE_THROTTLING_K,
   DEFAULT_ADAPTIVE_THROTTLING_WINDOW,
+  type AdaptiveThrottlingFleetOptions,
   type AdaptiveThrottlingPredicateArguments,
   type AdaptiveThrottlingStrategyOptions,
   type OnThrottledArguments,
 } from './adaptive-throttling.options.js';
 export { handleOverloadRejection, isOverloadRejection } from './adaptive-throttling.predicates.js';
 export {
+  ADAPTIVE_THROTTLING_STORE_SERVICE,
   adaptiveThrottlingRegistration,
   adaptiveThrottlingStrategy,
   type AdaptiveThrottlingConfig,
@@ -19,4 +21,10 @@ export {
   type AdaptiveThrottlingPort,
   type AdaptiveThrottlingStatistics,
 } from './adaptive-throttling.state-provider.js';
-export { adaptiveThrottlingRejectProbability } from './adaptive-throttling.strategy.js';
+export {
+  InMemoryAdaptiveThrottlingStore,
+  type AdaptiveThrottlingBucketCounts,
+  type AdaptiveThrottlingStore,
+  type AdaptiveThrottlingSyncRequest,
+} from './adaptive-throttling.store.js';
+export { adaptiveThrottlingRejectProbability, defaultAdaptiveThrottlingKey } from './adaptive-throttling.strategy.js';

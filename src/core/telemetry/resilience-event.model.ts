@@ -125,11 +125,12 @@ export interface ResilienceEventMap {
   /** A chaos strategy injected a fault, latency, outcome or behaviour. */
   OnChaosInjected: { readonly kind: 'fault' | 'latency' | 'outcome' | 'behavior' };
   /**
-   * A shared circuit store stopped answering (circuits follow its outage mode), or a store could not
-   * record an outcome (the call keeps it). Once per burst.
+   * A shared circuit store stopped answering (circuits follow its outage mode), a store could not
+   * record an outcome (the call keeps it), or an adaptive throttling window shared by the fleet could not
+   * be synced (the instance decides on its own counts). Once per burst.
    */
   OnStateStoreUnavailable: { readonly error: unknown };
-  /** A shared circuit store answers again. */
+  /** A shared circuit store answers again, or a fleet's adaptive throttling window syncs again. */
   OnStateStoreRestored: { readonly error: unknown };
   /** An execution of the pipeline starts. */
   PipelineExecuting: Record<string, never>;

@@ -207,7 +207,11 @@ describe('the adaptiveThrottling section', () => {
     expect(pipeline.describe().map((d) => d.type)).toEqual(['retry', 'adaptive-throttling', 'circuit-breaker']);
     await expect(pipeline.execute(() => 'ok')).resolves.toBe('ok');
     expect(adaptiveThrottlingRegistration.sections?.adaptiveThrottling?.decorator).toBe('AdaptiveThrottling');
-    expect(adaptiveThrottlingRegistration.events).toEqual(['OnAdaptiveThrottlingRejected']);
+    expect(adaptiveThrottlingRegistration.events).toEqual([
+      'OnAdaptiveThrottlingRejected',
+      'OnStateStoreUnavailable',
+      'OnStateStoreRestored',
+    ]);
     await registry.dispose();
   });
 
