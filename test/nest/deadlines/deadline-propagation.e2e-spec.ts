@@ -121,8 +121,12 @@ describe('priority shedding across services: x-criticality at A reaches the limi
   let services: Awaited<ReturnType<typeof startTwoServices>>;
 
   beforeAll(async () => {
-    // B's limited handler: 2 permits, no queue; sheddable calls only while fewer than 1 runs.
-    services = await startTwoServices();
+    // B's limited handler: 2 permits, no queue; sheddable calls only while fewer than 1 runs. A's attempt
+    // timeout outlasts the test however busy the machine: a held call that timed out at A would be retried
+    // and take B's second permit.
+    services = await startTwoServices({
+      clientOfA: { propagateDeadline: true, pipeline: { attemptTimeout: 60_000, totalTimeout: 60_000 } },
+    });
   });
 
   afterAll(async () => {
