@@ -129,7 +129,7 @@ describe('the Redis store on a Redis Cluster', () => {
         const moduleRef = await Test.createTestingModule({
           imports: [
             ResilienceModule.forRoot({
-              store: { redis: { cluster: cluster.seeds, keyPrefix, operationTimeout: 2_000 } },
+              store: { redis: { cluster: cluster.seeds, keyPrefix, operationTimeout: 10_000 } },
               pipelines: {
                 api: { rateLimiter: { kind: 'sliding-window', permitLimit: 3, window: 60_000, distributed: true } },
               },
