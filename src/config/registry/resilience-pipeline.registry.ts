@@ -11,7 +11,7 @@ import {
   type RateLimiter,
   type RateLimiterStrategyOptions,
   type ResiliencePipeline,
-  type SharedLimitSection,
+  type SharedLimitSectionName,
   type TelemetryListener,
   type TimeProvider,
   type ValidationIssue,
@@ -239,7 +239,7 @@ export class ResiliencePipelineRegistry {
   sharedLimiter(
     name: string,
     key: string | undefined,
-    section: SharedLimitSection,
+    section: SharedLimitSectionName,
     options: RateLimiterStrategyOptions,
   ): RateLimiter {
     return this.shared.sharedLimiter(name, key, section, options);

@@ -17,7 +17,7 @@ import {
 } from './adaptive-throttling.options.js';
 import { isOverloadRejection } from './adaptive-throttling.predicates.js';
 import type { AdaptiveThrottlingPort, AdaptiveThrottlingStatistics } from './adaptive-throttling.state-provider.js';
-import { isCancellationError } from '../resilience.errors.js';
+import { isCancellation } from '../context/cancellation.rule.js';
 
 declare module '../resilience-strategy.interface.js' {
   interface StrategyPorts {
@@ -133,7 +133,7 @@ export class AdaptiveThrottlingStrategy<T> implements ResilienceStrategy<T>, Ada
 
   /** A failure is accepted unless it is a refusal; a cancellation is never one. */
   private readonly acceptError = (error: unknown): never => {
-    if (!isOverloadRejection(error) || isCancellationError(error)) this.counters.add(ACCEPTS);
+    if (!isOverloadRejection(error) || isCancellation(error)) this.counters.add(ACCEPTS);
     throw error;
   };
 

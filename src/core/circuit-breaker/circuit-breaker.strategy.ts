@@ -1,4 +1,4 @@
-import { isCancellationOutcome } from '../context/cancellation.rule.js';
+import { isCancellation } from '../context/cancellation.rule.js';
 import { ResilienceContext } from '../context/resilience.context.js';
 import { outcomeFromError, outcomeFromValue, unwrapOutcome, type Outcome } from '../outcome.model.js';
 import { handleAllErrors } from '../outcome.predicates.js';
@@ -354,7 +354,7 @@ export class CircuitBreakerStrategy<T>
     context: ResilienceContext,
     started: number,
   ): CircuitCallResult | Promise<CircuitCallResult> {
-    if (!outcome.ok && (context.isCancellationRequested || isCancellationOutcome(outcome, context))) return 'ignored';
+    if (!outcome.ok && (context.isCancellationRequested || isCancellation(outcome.error, context))) return 'ignored';
     // Stryker disable next-line ConditionalExpression: equivalent — without a slowCallDuration the comparison with undefined is false anyway
     const slow = this.slowCallDuration !== undefined && getTimestamp(this.time) - started >= this.slowCallDuration;
     // Stryker disable next-line ConditionalExpression: equivalent — `false` asks the default predicate, which never handles a value

@@ -6,7 +6,8 @@ import {
 import { outcomeFromError, outcomeFromValue, type Outcome } from '../outcome.model.js';
 import type { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
 import { LinkedCancellationScope } from '../context/cancellation.scope.js';
-import { DeadlineExceededError, isCancellationError } from '../resilience.errors.js';
+import { DeadlineExceededError } from '../resilience.errors.js';
+import { isCancellation } from '../context/cancellation.rule.js';
 import { getTimestamp, systemTimeProvider, type TimeProvider } from '../time/time.provider.js';
 import { MAX_TIMER_DELAY } from '../utils/options.validation.js';
 import { invokeCallback } from './callback.invoker.js';
@@ -348,7 +349,7 @@ function executeWithinDeadline<R, S>(
     (error: unknown) => {
       const endedByDeadline = scope.abortedHere && !parentScope.aborted;
       finish();
-      if (endedByDeadline && (error === reason || isCancellationError(error) || isTimeoutFault(error))) {
+      if (endedByDeadline && (error === reason || isCancellation(error) || isTimeoutFault(error))) {
         throw new DeadlineExceededError(budget, { cause: error });
       }
       throw error;

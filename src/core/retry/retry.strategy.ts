@@ -1,14 +1,9 @@
-import { isCancellationOutcome } from '../context/cancellation.rule.js';
+import { isCancellation } from '../context/cancellation.rule.js';
 import type { ResilienceContext } from '../context/resilience.context.js';
 import { outcomeFromError, outcomeFromValue, unwrapOutcome, type Outcome } from '../outcome.model.js';
 import { handleAllErrors } from '../outcome.predicates.js';
 import type { ResilienceStrategy, StrategyBuilderContext, StrategyNext } from '../resilience-strategy.interface.js';
-import {
-  getRetryAfter,
-  isBrokenCircuitError,
-  isCancellationError,
-  isIsolatedCircuitError,
-} from '../resilience.errors.js';
+import { getRetryAfter, isBrokenCircuitError, isIsolatedCircuitError } from '../resilience.errors.js';
 import type { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
 import { getTimestamp, type TimeProvider } from '../time/time.provider.js';
 import type { InlineStrategy } from '../inline-strategy.interface.js';
@@ -228,13 +223,13 @@ export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T
   /** Whether to retry; a promise only when a user predicate returned one. */
   private isHandled(outcome: Outcome<T>, context: ResilienceContext, attempt: number): boolean | PromiseLike<boolean> {
     // Cancellation is never retried.
-    if (context.isCancellationRequested || isCancellationOutcome(outcome, context)) return false;
+    if (context.isCancellationRequested || (!outcome.ok && isCancellation(outcome.error, context))) return false;
     if (!outcome.ok && !this.options.retryOnBrokenCircuit) {
       if (isBrokenCircuitError(outcome.error) || isIsolatedCircuitError(outcome.error)) return false;
     }
     // The default predicate (handleAllErrors), without building its arguments.
     // Stryker disable next-line ConditionalExpression: equivalent — `false` calls handleAllErrors, which decides the same
-    if (!this.handlesResults) return !outcome.ok && !isCancellationError(outcome.error);
+    if (!this.handlesResults) return !outcome.ok && !isCancellation(outcome.error);
     return this.shouldHandle({ outcome, context, attemptNumber: attempt });
   }
 

@@ -2,7 +2,8 @@ import { LinkedCancellationScope, type CancellationScope } from '../context/canc
 import type { ResilienceContext } from '../context/resilience.context.js';
 import type { InlineStrategy } from '../inline-strategy.interface.js';
 import type { ResilienceStrategy, StrategyBuilderContext, StrategyNext } from '../resilience-strategy.interface.js';
-import { isCancellationError, TimeoutRejectedError } from '../resilience.errors.js';
+import { isCancellation } from '../context/cancellation.rule.js';
+import { TimeoutRejectedError } from '../resilience.errors.js';
 import type { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
 import type { TimerHandle } from '../time/time.provider.js';
 import { MAX_TIMER_DELAY } from '../utils/options.validation.js';
@@ -286,7 +287,7 @@ function timeoutReason(timeout: number): DOMException {
 /** The outcome was caused by our abort: the abort reason itself (a `TimeoutError`), or an abort/timeout error. */
 function isTimeoutFault(error: unknown): boolean {
   return (
-    isCancellationError(error) ||
+    isCancellation(error) ||
     (typeof error === 'object' && error !== null && (error as { name?: unknown }).name === 'TimeoutError')
   );
 }

@@ -7,7 +7,7 @@ import {
   DEFAULT_CRITICALITY_HEADER,
   REQUEST_DEADLINE_HEADER,
   ResilienceModule,
-  Timeout,
+  AttemptTimeout,
   WithCriticality,
 } from '../../../src/nest/index.js';
 import { getResilientHttpClientToken, ResilientHttpClient, ResilientHttpModule } from '../../../src/nest/http/index.js';
@@ -18,13 +18,13 @@ class Catalog {
   constructor(@Inject(ResilientHttpClient) private readonly http: ResilientHttpClient) {}
 
   /** The request is made before the first `await`: it inherits this call's deadline. */
-  @Timeout(700)
+  @AttemptTimeout(700)
   product(url: string): Promise<AxiosResponse> {
     return this.http.get(url);
   }
 
   /** The same, for a call that may be shed: the service called sees its criticality. */
-  @Timeout(700)
+  @AttemptTimeout(700)
   @WithCriticality('sheddable')
   recommendations(url: string): Promise<AxiosResponse> {
     return this.http.get(url);
