@@ -131,7 +131,6 @@ export function openRedisConnection(options: RedisConnectionOptions): RedisConne
       close: () => Promise.resolve(),
     };
   }
-  // Stryker disable next-line MethodExpression,ArithmeticOperator: equivalent — only the pace of the reconnection attempts (50 ms more each, at most 500 ms) changes; no behaviour promises more than reconnecting on its own
   const reconnect = (attempt: number) => Math.min(50 * attempt, 500);
   let client: Redis | Cluster;
   let topology: RedisConnection['topology'];

@@ -109,7 +109,6 @@ export class AdaptiveThrottlingStrategy<T> implements ResilienceStrategy<T>, Ada
     const requests = counters.total(REQUESTS);
     const accepts = counters.total(ACCEPTS);
     counters.add(REQUESTS);
-    // Stryker disable next-line ConditionalExpression: equivalent — with more accepts than requests / k the probability is 0 and random() < 0 never holds; the check spares the division
     if (requests > this.k * accepts) {
       const p = adaptiveThrottlingRejectProbability(requests, accepts, this.k, this.maxRejectProbability);
       if (this.random() < p) return this.reject(context, p, requests + 1, accepts);

@@ -17,7 +17,6 @@ export class FallbackStrategy<T> implements ResilienceStrategy<T> {
     context: StrategyBuilderContext,
   ) {
     this.shouldHandle = options.shouldHandle ?? handleAllErrors;
-    // Stryker disable next-line ConditionalExpression: equivalent as true — the default predicate never handles a success; this only skips asking it
     this.handlesResults = options.shouldHandle !== undefined;
     this.telemetry = context.telemetry;
   }

@@ -56,7 +56,6 @@ export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T
       maxDelay: options.maxDelay,
     };
     this.shouldHandle = options.shouldHandle ?? handleAllErrors;
-    // Stryker disable next-line ConditionalExpression: equivalent — `true` asks the default predicate, which never handles a value
     this.handlesResults = options.shouldHandle !== undefined;
     this.random = options.random ?? context.random;
     this.time = context.timeProvider;
@@ -73,7 +72,6 @@ export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T
     this.budget =
       budget === undefined || budget instanceof RetryBudget ? budget : new RetryBudget(budget, context.timeProvider);
     this.needsRetryArguments =
-      // Stryker disable next-line ConditionalExpression: equivalent — `true` computes every delay through nextDelay, which without callbacks gives the same delay
       options.delayGenerator !== undefined || options.retryAfter !== undefined || options.onRetry !== undefined;
     // Stryker disable next-line ConditionalExpression,LogicalOperator: equivalent — a fresh state object is never touched by the backoffs that keep none
     this.backoffKeepsState = this.backoff.backoffType === 'exponential' && this.backoff.useJitter;
@@ -102,14 +100,12 @@ export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T
    */
   inlineEnter(context: ResilienceContext, next: StrategyNext<T>): Promise<T> | number | undefined {
     this.budget?.recordCall();
-    // Stryker disable next-line ConditionalExpression: equivalent — `true` runs the loop at once, which takes the same decisions as the inline first attempt
     if (this.loopsAtOnce) return this.loop(next, context, undefined, 0);
     context.attemptNumber = 0;
     return this.timed ? getTimestamp(this.time) : undefined;
   }
 
   /** @internal A value ends the call unless a predicate may want to retry it. */
-  // Stryker disable next-line BlockStatement: equivalent — without it the value goes through inlineResume, whose loop returns it unjudged by the default predicate
   inlineExitValue(state: unknown, context: ResilienceContext, value: T): boolean {
     if (this.handlesResults) return false;
     if (this.reportsAttempts) this.reportFirstValue(state as number | undefined, context, value);
@@ -153,7 +149,6 @@ export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T
     try {
       for (;;) {
         context.attemptNumber = attempt;
-        // Stryker disable next-line ConditionalExpression: equivalent — `true` times attempts nobody is told about
         const started = !timed ? 0 : pending !== undefined ? (firstStarted ?? 0) : getTimestamp(this.time);
         let outcome: Outcome<T>;
         if (pending !== undefined) {
@@ -169,7 +164,6 @@ export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T
         const duration = timed ? getTimestamp(this.time) - started : 0;
 
         const check = this.isHandled(outcome, context, attempt);
-        // Stryker disable next-line ConditionalExpression,StringLiteral: equivalent — awaiting a boolean only adds a hop
         const handled = typeof check === 'boolean' ? check : await check;
         // Stryker disable next-line ConditionalExpression: equivalent — an unwanted event reaches no listener
         if (this.reportsAttempts) {
@@ -198,7 +192,6 @@ export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T
         }
 
         if (this.options.onRetry) await this.options.onRetry({ ...args!, retryDelay: delay, duration });
-        // Stryker disable next-line ConditionalExpression: equivalent — an unwanted event reaches no listener
         if (this.reportsRetries) {
           this.telemetry.report('OnRetry', 'warning', context, {
             outcome,
@@ -207,7 +200,6 @@ export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T
             duration,
           });
         }
-        // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent — a zero delay settles at once, and rejects with the abort reason as the branch below does
         if (delay > 0) {
           await this.time.delay(delay, context.signal);
         } else if (context.isCancellationRequested) {
@@ -235,7 +227,6 @@ export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T
 
   /** The delay when no callback computes it: the server's Retry-After if honoured, else the backoff. */
   private backoffDelay(outcome: Outcome<T>, attempt: number, state: BackoffState): number {
-    // Stryker disable next-line ConditionalExpression,LogicalOperator: equivalent — a value carries no error, hence no retryAfter
     if (this.options.honorRetryAfter !== false && !outcome.ok) {
       // A finite, non-negative number or undefined.
       const serverWait = getRetryAfter(outcome.error);
@@ -248,7 +239,6 @@ export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T
     const { delayGenerator, honorRetryAfter, retryAfter } = this.options;
     if (delayGenerator) {
       const generated = await delayGenerator(args);
-      // Stryker disable next-line ConditionalExpression: equivalent — `true` for the type check leaves undefined, which fails `>= 0`
       if (typeof generated === 'number' && generated >= 0 && !Number.isNaN(generated))
         return clampDelay(generated, undefined);
     }
@@ -258,7 +248,6 @@ export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T
         : args.outcome.ok
           ? undefined
           : getRetryAfter(args.outcome.error);
-      // Stryker disable next-line ConditionalExpression: equivalent — `true` for the type check leaves undefined, which fails `>= 0`
       if (typeof serverWait === 'number' && serverWait >= 0) return clampDelay(serverWait, this.backoff.maxDelay);
     }
     return computeBackoffDelay(this.backoff, args.attemptNumber, state, this.random);

@@ -63,7 +63,6 @@ export class TimeoutStrategy<T> implements ResilienceStrategy<T>, InlineStrategy
    * aggressive timeout (it settles the call itself, early) and a generated one take the call whole.
    */
   inlineEnter(context: ResilienceContext, next: StrategyNext<T>): unknown {
-    // Stryker disable next-line ConditionalExpression: equivalent for `true` — a fixed timeout taken whole through `execute` behaves the same; the inline path only saves allocations
     if (this.options.timeoutGenerator) return this.execute(next, context);
     if (!this.aggressive) return this.enterCooperative(context, this.timeout);
     // The callback's outcome settles the call's promise directly (no closures); the run's exit does the
