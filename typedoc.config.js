@@ -21,7 +21,7 @@ export default {
     'src/opentelemetry/index.ts',
     'src/nest/terminus/index.ts',
     'src/nest/admin/index.ts',
-    'src/nest/rpc/index.ts',
+    'src/nest/microservices/index.ts',
   ],
   tsconfig: 'tsconfig.docs.json',
   out: 'docs-site',

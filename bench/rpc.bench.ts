@@ -9,7 +9,7 @@ import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { lastValueFrom, type Observable } from 'rxjs';
 import { ResiliencePipelineRegistry } from '../src/core.entry.js';
-import { ResilientClients, RPC_PREDICATES } from '../src/nest/rpc/index.js';
+import { ResilientClients, RPC_PREDICATES } from '../src/nest/microservices/index.js';
 
 /**
  * `npm run bench:rpc`: a Nest TCP microservice in a child process; from this one, `send` of a small

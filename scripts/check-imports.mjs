@@ -1,7 +1,7 @@
 // Fails when the import graph of src/ has a cycle between files, when two folders of src/ import each
 // other (a folder counts with its subfolders), when a folder's own files and one of its subfolders import
-// each other (nest/ <-> nest/rpc/: the parent feeds the child and takes from it), or when a file imports
-// the barrel (index.ts) of a folder it stands in (its own layer's face, which imports it back).
+// each other (nest/ <-> nest/microservices/: the parent feeds the child and takes from it), or when a file
+// imports the barrel (index.ts) of a folder it stands in (its own layer's face, which imports it back).
 // Type-only imports count: they tie the files together just as much.
 import { cruise } from 'dependency-cruiser';
 import path from 'node:path';
@@ -82,7 +82,7 @@ const KNOWN_TIES = new Set([
   'src/core/rate-limiter <-> src/core/rate-limiter/limiters',
   'src/nest <-> src/nest/decorators',
   'src/nest <-> src/nest/observability',
-  'src/nest <-> src/nest/rpc',
+  'src/nest <-> src/nest/microservices',
   'src/nest <-> src/nest/throttle',
 ]);
 

@@ -46,7 +46,7 @@ const IMPORT_PATHS = {
   'nest/http': 'nest-resilience/http',
   'nest/terminus': 'nest-resilience/terminus',
   'nest/admin': 'nest-resilience/admin',
-  'nest/rpc': 'nest-resilience/microservices',
+  'nest/microservices': 'nest-resilience/microservices',
 };
 
 /** @param {import('typedoc').Application} app */

@@ -18,7 +18,7 @@ import { FALLBACK_OPTION_KEYS } from '../src/core/fallback/fallback.options.js';
 import { HEDGING_OPTION_KEYS } from '../src/core/hedging/hedging.options.js';
 import { BUILDER_OPTION_KEYS } from '../src/core/pipeline/resilience-pipeline.builder.js';
 import { RATE_LIMITER_OPTION_KEYS } from '../src/core/rate-limiter/rate-limiter.options.js';
-import { PIPELINE_SECTION_ORDER } from '../src/config/index.js';
+import { STRATEGY_CATALOG } from '../src/config/index.js';
 import { RETRY_BUDGET_OPTION_KEYS } from '../src/core/retry/retry.budget.js';
 import { RETRY_OPTION_KEYS } from '../src/core/retry/retry.options.js';
 import { TIMEOUT_OPTION_KEYS } from '../src/core/timeout/timeout.options.js';
@@ -72,7 +72,7 @@ const KEY_LISTS: Record<string, readonly string[]> = {
   chaosKinds,
   chaosAll: [...CHAOS_COMMON_OPTION_KEYS, ...chaosKinds],
   budget: RETRY_BUDGET_OPTION_KEYS,
-  pipelineConfig: [...PIPELINE_SECTION_ORDER, 'strategies'],
+  pipelineConfig: [...STRATEGY_CATALOG.filter((line) => line.registration).map((line) => line.name), 'strategies'],
   redisStore: STORE_KEYS,
   adminFleet: FLEET_OPTION_KEYS,
   throttle: THROTTLE_OPTION_KEYS,

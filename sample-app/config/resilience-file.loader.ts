@@ -11,7 +11,7 @@ import {
   type PipelineConfigData,
   type ResilienceContext,
 } from '../../src/index.js';
-import { RPC_PREDICATES } from '../../src/nest/rpc/index.js';
+import { RPC_PREDICATES } from '../../src/nest/microservices/index.js';
 import type { TokenRequestOptions } from '../../src/oauth/index.js';
 
 /** The settings of the sample's resilience file, read and checked. */

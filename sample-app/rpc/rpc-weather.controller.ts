@@ -1,7 +1,11 @@
 import { Controller, Get, HttpException, Param } from '@nestjs/common';
 import { lastValueFrom } from 'rxjs';
 import { isResilienceError } from '../../src/index.js';
-import { InjectResilientClient, isRemoteRpcError, type ResilientClientProxy } from '../../src/nest/rpc/index.js';
+import {
+  InjectResilientClient,
+  isRemoteRpcError,
+  type ResilientClientProxy,
+} from '../../src/nest/microservices/index.js';
 
 /**
  * An HTTP route that asks the weather service over TCP, through the resilient client: retried while the

@@ -1,7 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { createServer } from 'node:net';
 import { ClientsModule, Transport } from '@nestjs/microservices';
-import { ResilientClientsModule, type RemoteRpcErrorPredicate } from '../../src/nest/rpc/index.js';
+import { ResilientClientsModule, type RemoteRpcErrorPredicate } from '../../src/nest/microservices/index.js';
 
 /** Where the weather service listens over TCP (the app serves it itself, as a hybrid app). */
 export interface WeatherRpcConfig {

@@ -10,6 +10,7 @@ export type {
   ConfigData,
   PipelineConfig,
   PipelineConfigData,
+  ConfigSectionName,
   PipelineSection,
   StrategyConfig,
 } from './pipeline-config/pipeline-config.model.js';
@@ -32,5 +33,6 @@ export {
   type CatalogPosition,
   type StrategyCatalogLine,
   type StrategySection,
+  type CatalogLineName,
   type StrategySectionName,
 } from './catalog/strategy.catalog.js';

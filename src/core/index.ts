@@ -22,7 +22,7 @@ export {
   setCriticality,
   type Criticality,
 } from './context/criticality.property.js';
-export { isCancellation, isCancellationOutcome } from './context/cancellation.rule.js';
+export { isCancellation, isCancellationError, isCancellationOutcome } from './context/cancellation.rule.js';
 export { outcomeFromError, outcomeFromValue, unwrapOutcome } from './outcome.model.js';
 export type { Outcome, SuccessOutcome, FailureOutcome } from './outcome.model.js';
 export {
@@ -42,7 +42,6 @@ export {
   DeadlineExceededError,
   getRetryAfter,
   isBrokenCircuitError,
-  isCancellationError,
   isDeadlineExceededError,
   isIsolatedCircuitError,
   isRateLimiterRejectedError,
@@ -278,6 +277,7 @@ export {
   type RateLimitKind,
   type RateLimitLease,
   type SharedLimitSection,
+  type SharedLimitSectionName,
   type SlidingWindowLimiterOptions,
   type TokenBucketLimiterOptions,
 } from './rate-limiter/index.js';

@@ -1,4 +1,4 @@
-import { isCancellationOutcome } from './context/cancellation.rule.js';
+import { isCancellation } from './context/cancellation.rule.js';
 import type { ResilienceContext } from './context/resilience.context.js';
 import type { Outcome } from './outcome.model.js';
 
@@ -38,7 +38,7 @@ type ErrorClass<E> = abstract new (...args: any[]) => E;
  * @publicApi
  */
 export function handleAllErrors({ outcome, context }: OutcomePredicateArguments<unknown>): boolean {
-  return !outcome.ok && !isCancellationOutcome(outcome, context);
+  return !outcome.ok && !isCancellation(outcome.error, context);
 }
 
 /**
@@ -63,11 +63,11 @@ export function handleError<E>(
     return ({ outcome, context }) =>
       !outcome.ok &&
       outcome.error instanceof type &&
-      !isCancellationOutcome(outcome, context) &&
+      !isCancellation(outcome.error, context) &&
       (!filter || filter(outcome.error));
   }
   const predicate = typeOrFilter;
-  return ({ outcome, context }) => !outcome.ok && !isCancellationOutcome(outcome, context) && predicate(outcome.error);
+  return ({ outcome, context }) => !outcome.ok && !isCancellation(outcome.error, context) && predicate(outcome.error);
 }
 
 /**
@@ -133,7 +133,7 @@ export function isTransientNetworkError(error: unknown): boolean {
 
 /** A ready `shouldHandle` that handles transient network errors only (never a cancellation). @publicApi */
 export const handleTransientNetworkErrors: OutcomePredicate<unknown> = ({ outcome, context }) =>
-  !outcome.ok && isTransientNetworkError(outcome.error) && !isCancellationOutcome(outcome, context);
+  !outcome.ok && isTransientNetworkError(outcome.error) && !isCancellation(outcome.error, context);
 
 /** Tells an error class from a filter function (the two forms `handleError` takes; both are functions). */
 function isClass(fn: ErrorClass<unknown> | ((error: unknown) => boolean)): fn is ErrorClass<unknown> {

@@ -276,18 +276,6 @@ export function isUnknownPipelineError(error: unknown): error is UnknownPipeline
 }
 
 /**
- * True for the errors that report cancellation rather than a fault: a DOM `AbortError`, Node's
- * `ABORT_ERR`, axios' `ERR_CANCELED`. Cancellation is never retried and never counts as a failure.
- *
- * @publicApi
- */
-export function isCancellationError(error: unknown): boolean {
-  if (typeof error !== 'object' || error === null) return false;
-  const { name, code } = error as { name?: unknown; code?: unknown };
-  return name === 'AbortError' || code === 'ABORT_ERR' || code === 'ERR_CANCELED';
-}
-
-/**
  * Reads a `retryAfter` (milliseconds) carried by an error, as `BrokenCircuitError`, `RateLimiterRejectedError`
  * and any user error with a finite, non-negative numeric `retryAfter` property do.
  *

@@ -12,6 +12,7 @@ export {
   Retry,
   CircuitBreaker,
   Fallback,
+  AttemptTimeout,
   Timeout,
   UseResiliencePipeline,
   RateLimit,
@@ -25,7 +26,11 @@ export {
   type FallbackDecoratorOptions,
 } from './decorators/resilience.decorators.js';
 export { DEFAULT_CRITICALITY_HEADER } from './execution/route-criticality.js';
-export { RESILIENCE_DECORATOR_ORDER, type ResilienceSection } from './decorators/resilience-method.metadata.js';
+export {
+  RESILIENCE_DECORATOR_ORDER,
+  type DecoratorSectionName,
+  type ResilienceSection,
+} from './decorators/resilience-method.metadata.js';
 export { ResilienceInterceptor } from './resilience.interceptor.js';
 export {
   GRPC_TIMEOUT_HEADER,

@@ -13,7 +13,7 @@ import {
   type StrategySection,
 } from '../config/index.js';
 import type { FallbackDecoratorOptions, SectionSpec } from './decorators/resilience.decorators.js';
-import type { ResilienceMethodMetadata, ResilienceSection } from './decorators/resilience-method.metadata.js';
+import type { ResilienceMethodMetadata, DecoratorSectionName } from './decorators/resilience-method.metadata.js';
 import {
   createMethodBinding,
   METHOD_INVOCATION,
@@ -48,14 +48,14 @@ interface PlanStep {
 type DecoratorPlanner = (spec: unknown, step: PlanStep) => string | undefined;
 
 /** Decorators that are more than a configuration section; every other decorator is one. */
-const PLANNERS: Partial<Record<ResilienceSection, DecoratorPlanner>> = {
+const PLANNERS: Partial<Record<DecoratorSectionName, DecoratorPlanner>> = {
   fallback: planFallback,
   pipeline: planNamedPipeline,
 };
 
 /**
  * Composes the pipeline of one decorated method from its decorators, in the order of
- * `STRATEGY_SECTIONS`, resolving named sections from the registry. Problems go to `v` (the explorer
+ * `strategyCatalog()`, resolving named sections from the registry. Problems go to `v` (the explorer
  * reports them all at once).
  *
  * @internal
@@ -89,7 +89,7 @@ export function planMethodPipeline(
       recordInvocation: false,
       namesInvalidPipeline: false,
     };
-    const part = (PLANNERS[section.name as ResilienceSection] ?? planSection)(spec, step);
+    const part = (PLANNERS[section.name as DecoratorSectionName] ?? planSection)(spec, step);
     if (part !== undefined) parts.push(part);
     recordInvocation ||= step.recordInvocation;
     namesInvalidPipeline ||= step.namesInvalidPipeline;

@@ -6,6 +6,7 @@ import {
   effectiveAuthenticationMethod,
   type OAuthClientOptions,
 } from './oauth-client.options.js';
+import { OAUTH_RULES } from './oauth.messages.js';
 
 /**
  * openid-client's client authentication for the configured method. The private key of
@@ -27,7 +28,7 @@ export async function createClientAuthentication(options: OAuthClientOptions): P
       const jwk = typeof raw === 'string' ? undefined : raw;
       const alg = options.clientAssertionAlgorithm ?? jwk?.alg ?? 'RS256';
       const key = jwk ? await importJWK(jwk, alg) : await importPKCS8(raw as string, alg);
-      if (key instanceof Uint8Array) throw new TypeError('clientPrivateKey must be an asymmetric private key');
+      if (key instanceof Uint8Array) throw new TypeError(OAUTH_RULES.asymmetricKey);
       return oidc.PrivateKeyJwt({ key, kid: options.clientPrivateKeyId ?? jwk?.kid });
     }
   }
@@ -51,11 +52,9 @@ export function checkAuthenticationMethodSupported(
       {
         path: 'oauth.clientAuthentication',
         value: method,
-        rule:
-          `is not supported by the provider: its token_endpoint_auth_methods_supported are [${offered.join(', ')}]; ` +
-          `this client implements [${CLIENT_AUTHENTICATION_METHODS.join(', ')}]`,
+        rule: OAUTH_RULES.methodNotSupported(offered, CLIENT_AUTHENTICATION_METHODS),
       },
     ],
-    'OAuth client authentication does not fit the provider',
+    OAUTH_RULES.methodMismatch,
   );
 }

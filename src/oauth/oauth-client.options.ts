@@ -1,6 +1,7 @@
 import type { JWK, JWTPayload } from 'jose';
 import { OptionsValidator, type ResiliencePipeline, type TimeProvider } from '../core/index.js';
 import type { OAuthLogger } from './oauth-events.logger.js';
+import { OAUTH_RULES } from './oauth.messages.js';
 import type { PendingAuthorizationStore, PendingLoginLimits } from './pending-authorization.store.js';
 
 /**
@@ -189,32 +190,32 @@ export function validateOAuthClientOptions(o: OAuthClientOptions): void {
     .boolean('logoutWithIdTokenHint', o.logoutWithIdTokenHint)
     .oneOf('clientAuthentication', o.clientAuthentication, CLIENT_AUTHENTICATION_METHODS);
   if (o.pkceMethod !== undefined && o.pkceMethod !== 'S256') {
-    v.add('pkceMethod', o.pkceMethod, 'must be "S256": plain PKCE is refused (RFC 7636 §7.2, RFC 9700 §2.1.1)');
+    v.add('pkceMethod', o.pkceMethod, OAUTH_RULES.s256Only);
   }
   const method = effectiveAuthenticationMethod(o);
   if ((method === 'client_secret_basic' || method === 'client_secret_post') && !o.clientSecret) {
-    v.add('clientSecret', undefined, `is required for clientAuthentication "${method}"`);
+    v.add('clientSecret', undefined, OAUTH_RULES.secretRequired(method));
   }
   if (method !== 'client_secret_basic' && method !== 'client_secret_post' && o.clientSecret !== undefined) {
-    v.add('clientSecret', '[redacted]', `must not be set with clientAuthentication "${method}"`);
+    v.add('clientSecret', '[redacted]', OAUTH_RULES.notWithMethod(method));
   }
   if (method === 'private_key_jwt') {
     const key = o.clientPrivateKey;
     const isJwk = typeof key === 'object' && key !== null && typeof key.kty === 'string';
     const isPem = typeof key === 'string' && key.includes('-----BEGIN PRIVATE KEY-----');
     if (!isJwk && !isPem) {
-      v.add('clientPrivateKey', key === undefined ? undefined : '[redacted]', 'must be a private JWK or a PKCS#8 PEM');
+      v.add('clientPrivateKey', key === undefined ? undefined : '[redacted]', OAUTH_RULES.privateKey);
     } else if (isJwk && typeof key.d !== 'string') {
-      v.add('clientPrivateKey', '[public key]', 'must be a private key (a JWK with "d")');
+      v.add('clientPrivateKey', '[public key]', OAUTH_RULES.notPublicKey);
     }
   } else if (o.clientPrivateKey !== undefined) {
-    v.add('clientPrivateKey', '[redacted]', `must not be set with clientAuthentication "${method}"`);
+    v.add('clientPrivateKey', '[redacted]', OAUTH_RULES.notWithMethod(method));
   }
   if (
     o.scopes !== undefined &&
     (!Array.isArray(o.scopes) || o.scopes.some((s) => !/^[\x21\x23-\x5B\x5D-\x7E]+$/.test(s)))
   ) {
-    v.add('scopes', o.scopes, 'must be a list of scope tokens (RFC 6749 §3.3)');
+    v.add('scopes', o.scopes, OAUTH_RULES.scopeTokens);
   }
   for (const [name, value] of [
     ['issuer', o.issuer],
@@ -228,10 +229,9 @@ export function validateOAuthClientOptions(o: OAuthClientOptions): void {
     if (typeof value !== 'string') continue;
     try {
       const url = new URL(value);
-      if (url.protocol !== 'https:' && !o.allowInsecureRequests)
-        v.add(name, value, 'must be https (or set allowInsecureRequests for loopback development)');
+      if (url.protocol !== 'https:' && !o.allowInsecureRequests) v.add(name, value, OAUTH_RULES.https);
     } catch {
-      v.add(name, value, 'must be an absolute URL');
+      v.add(name, value, OAUTH_RULES.absoluteUrl);
     }
   }
   v.duration('pendingTtl', o.pendingTtl, { min: 1_000 });
@@ -256,8 +256,8 @@ export function validateOAuthClientOptions(o: OAuthClientOptions): void {
       .number('breakerThreshold', t.breakerThreshold, { min: 1, integer: true })
       .duration('breakDuration', t.breakDuration, { min: 1 });
     if (t.attemptTimeout !== undefined && t.deadline !== undefined && t.attemptTimeout > t.deadline) {
-      c.add('attemptTimeout', t.attemptTimeout, `must not exceed the deadline (${t.deadline})`);
+      c.add('attemptTimeout', t.attemptTimeout, OAUTH_RULES.withinDeadline(t.deadline));
     }
   }
-  v.throwIfInvalid('Invalid OAuth client options');
+  v.throwIfInvalid(OAUTH_RULES.invalidOptions);
 }

@@ -141,7 +141,6 @@ export class RedisCircuitBreakerStateStore implements CircuitBreakerStateStore {
       onChange: options.onAvailabilityChange,
       client: options.client,
     });
-    // Stryker disable next-line ConditionalExpression: equivalent as "true" — defining the script again on a shared client replaces it with the same script
     if (typeof (this.client as { nestResilienceCircuit?: unknown }).nestResilienceCircuit !== 'function') {
       this.client.defineCommand('nestResilienceCircuit', { numberOfKeys: 1, lua: CIRCUIT_SCRIPT });
     }

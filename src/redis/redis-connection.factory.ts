@@ -1,5 +1,6 @@
 import { Cluster, Redis } from 'ioredis';
 import { OptionsValidator } from '../core/index.js';
+import { REDIS_RULES } from './redis.messages.js';
 import { withTimeout } from './redis.util.js';
 
 /** A Redis server's address. @publicApi */
@@ -67,37 +68,36 @@ export function validateRedisConnectionOptions(validator: OptionsValidator, opti
     validator.add(
       given.length === 0 ? 'url' : given.join(' + '),
       given.length === 0 ? undefined : '[several]',
-      'needs exactly one of url, cluster, sentinels (with name) or client',
+      REDIS_RULES.oneTopology,
     );
   }
   validator.string('url', options.url);
   if (options.cluster !== undefined) {
     if (!Array.isArray(options.cluster) || options.cluster.length === 0) {
-      validator.add('cluster', options.cluster, 'must be a non-empty list of "host:port" or { host, port }');
+      validator.add('cluster', options.cluster, REDIS_RULES.clusterNodes);
     } else {
       options.cluster.forEach((node, i) => {
-        if (parseNode(node) === undefined)
-          validator.add(`cluster[${i}]`, node, 'must be "host:port" or { host, port }');
+        if (parseNode(node) === undefined) validator.add(`cluster[${i}]`, node, REDIS_RULES.clusterNode);
       });
     }
   }
   if (options.sentinels !== undefined) {
     if (!Array.isArray(options.sentinels) || options.sentinels.length === 0) {
-      validator.add('sentinels', options.sentinels, 'must be a non-empty list of { host, port }');
+      validator.add('sentinels', options.sentinels, REDIS_RULES.sentinelNodes);
     } else {
       options.sentinels.forEach((node, i) => {
-        if (parseNode(node) === undefined) validator.add(`sentinels[${i}]`, node, 'must be { host, port }');
+        if (parseNode(node) === undefined) validator.add(`sentinels[${i}]`, node, REDIS_RULES.sentinelNode);
       });
     }
     if (typeof options.name !== 'string' || options.name.length === 0) {
-      validator.add('name', options.name, 'is required with sentinels (the master group name)');
+      validator.add('name', options.name, REDIS_RULES.sentinelName);
     }
   } else if (options.name !== undefined) {
-    validator.add('name', options.name, 'is only used with sentinels');
+    validator.add('name', options.name, REDIS_RULES.nameWithoutSentinels);
   }
   for (const secret of ['password', 'sentinelPassword'] as const) {
     const value = options[secret];
-    if (value !== undefined && typeof value !== 'string') validator.add(secret, '[redacted]', 'must be a string');
+    if (value !== undefined && typeof value !== 'string') validator.add(secret, '[redacted]', REDIS_RULES.string);
   }
   validator.string('username', options.username);
   validator.string('sentinelUsername', options.sentinelUsername);
@@ -107,7 +107,7 @@ export function validateRedisConnectionOptions(validator: OptionsValidator, opti
     options.client !== undefined &&
     typeof (options.client as { defineCommand?: unknown } | null)?.defineCommand !== 'function'
   ) {
-    validator.add('client', '[object]', 'must be an ioredis Redis or Cluster client');
+    validator.add('client', '[object]', REDIS_RULES.ioredisClient);
   }
 }
 
@@ -131,7 +131,6 @@ export function openRedisConnection(options: RedisConnectionOptions): RedisConne
       close: () => Promise.resolve(),
     };
   }
-  // Stryker disable next-line MethodExpression,ArithmeticOperator: equivalent — only the pace of the reconnection attempts (50 ms more each, at most 500 ms) changes; no behaviour promises more than reconnecting on its own
   const reconnect = (attempt: number) => Math.min(50 * attempt, 500);
   let client: Redis | Cluster;
   let topology: RedisConnection['topology'];

@@ -19,6 +19,7 @@ import {
 import { RedisFleetChannel } from './redis-fleet.channel.js';
 import { RedisPendingAuthorizationStore } from './redis-pending-authorization.store.js';
 import { RedisRateLimiter, type DistributedRateLimit } from './redis-rate-limiter.js';
+import { REDIS_RULES } from './redis.messages.js';
 import { applicationName, DEFAULT_OPERATION_TIMEOUT, KEY_PREFIX_REQUIRED } from './redis.util.js';
 
 /**
@@ -72,7 +73,7 @@ export const STORE_KEYS = [
 export function validateRedisStoresOptions(options: RedisStoresOptions, path = 'store.redis'): void {
   const v = new OptionsValidator(path);
   if (options === null || typeof options !== 'object') {
-    v.add('', options, 'must be an object');
+    v.add('', options, REDIS_RULES.object);
     v.throwIfInvalid();
   }
   v.knownKeys(options, STORE_KEYS);
@@ -86,7 +87,7 @@ export function validateRedisStoresOptions(options: RedisStoresOptions, path = '
   v.duration('localCacheTtl', options.localCacheTtl);
   v.duration('flushInterval', options.flushInterval, { min: 1 });
   v.oneOf('outageMode', options.outageMode, ['local', 'allow', 'reject']);
-  v.throwIfInvalid('Invalid Redis store options');
+  v.throwIfInvalid(REDIS_RULES.invalidOptions);
 }
 
 /**

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ResilienceValidationError, systemTimeProvider, type TimeProvider } from '../core/index.js';
+import { REDIS_RULES } from './redis.messages.js';
 
 /** The longest a call waits for Redis unless told otherwise, in ms. @internal */
 export const DEFAULT_OPERATION_TIMEOUT = 100;
@@ -22,8 +23,7 @@ export function applicationName(directory = process.cwd()): string | undefined {
 }
 
 /** The rule reported when no key prefix is given and none can be derived. @internal */
-export const KEY_PREFIX_REQUIRED = (): string =>
-  `is required: there is no package.json with a "name" in the working directory (${process.cwd()}) to derive it from`;
+export const KEY_PREFIX_REQUIRED = (): string => REDIS_RULES.keyPrefixRequired(process.cwd());
 
 /**
  * `keyPrefix` as given, else the application's name (`applicationName`); throws a
@@ -36,7 +36,7 @@ export function resolveKeyPrefix(keyPrefix: string | undefined, path = 'keyPrefi
   if (prefix === undefined) {
     throw new ResilienceValidationError(
       [{ path, value: undefined, rule: KEY_PREFIX_REQUIRED() }],
-      'Invalid Redis store options',
+      REDIS_RULES.invalidOptions,
     );
   }
   return prefix;

@@ -3,6 +3,7 @@ import {
   BrokenCircuitError,
   getRetryAfter,
   isBrokenCircuitError,
+  isCancellation,
   isCancellationError,
   isIsolatedCircuitError,
   isRateLimiterRejectedError,
@@ -173,8 +174,9 @@ describe('resilience errors', () => {
     ['the string "AbortError" is not', 'AbortError', false],
     ['null is not', null, false],
     ['undefined is not', undefined, false],
-  ])('isCancellationError: %s a cancellation', (_, error, expected) => {
-    expect(isCancellationError(error)).toBe(expected);
+  ])('isCancellation without a context: %s a cancellation', (_, error, expected) => {
+    expect(isCancellation(error)).toBe(expected);
+    expect(isCancellationError(error)).toBe(expected); // the deprecated name of the same check
   });
 
   it.each<[string, unknown, number | undefined]>([

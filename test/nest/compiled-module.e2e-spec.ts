@@ -12,7 +12,7 @@ import {
   ResiliencePipelineRegistry,
   ResilienceValidationError,
   Retry,
-  Timeout,
+  AttemptTimeout,
   TimeoutRejectedError,
 } from '../../src/index.js';
 import { FakeTimeProvider } from '../../src/testing/index.js';
@@ -28,7 +28,7 @@ class Flaky {
     return 'ok';
   }
 
-  @Timeout({ timeout: 1_000, mode: 'aggressive' }) // the method ignores its signal
+  @AttemptTimeout({ timeout: 1_000, mode: 'aggressive' }) // the method ignores its signal
   hang(): Promise<string> {
     return new Promise(() => undefined);
   }

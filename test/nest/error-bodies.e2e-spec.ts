@@ -7,7 +7,7 @@ import {
   CircuitBreaker,
   IsolatedCircuitError,
   RateLimit,
-  Timeout,
+  AttemptTimeout,
   toResilienceHttpError,
   ResilienceModule,
   ResiliencePipelineRegistry,
@@ -35,7 +35,7 @@ class StockController {
   }
 
   @Get('slow')
-  @Timeout({ timeout: 20, mode: 'aggressive' })
+  @AttemptTimeout({ timeout: 20, mode: 'aggressive' })
   slow(): Promise<string> {
     return new Promise(() => undefined);
   }

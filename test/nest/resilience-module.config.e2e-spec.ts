@@ -14,7 +14,7 @@ import {
   ResiliencePipelineRegistry,
   ResilienceValidationError,
   Retry,
-  Timeout,
+  AttemptTimeout,
   UnknownPipelineError,
   UseResiliencePipeline,
 } from '../../src/index.js';
@@ -165,7 +165,7 @@ describe('ResilienceModule configuration', () => {
   it('logs the resolved pipeline of each decorated method at debug level', async () => {
     @Injectable()
     class Logged {
-      @Timeout(1_000)
+      @AttemptTimeout(1_000)
       @Retry({ maxRetryAttempts: 1 })
       @Fallback({ value: 0 })
       async work(): Promise<number> {
@@ -173,7 +173,7 @@ describe('ResilienceModule configuration', () => {
       }
     }
     const { app, logger } = await startWith([ResilienceModule.forRoot({})], [Logged]);
-    expect(logger.debugs).toContain('Logged.work: Fallback(value) → Retry(inline) → Timeout(inline) → work');
+    expect(logger.debugs).toContain('Logged.work: Fallback(value) → Retry(inline) → AttemptTimeout(inline) → work');
     await app.close();
   });
 

@@ -54,7 +54,7 @@ import {
   TimeoutRejectedError,
   handleAllErrors,
 } from 'nest-resilience/core';
-import { parseDuration, PIPELINE_SECTION_ORDER } from 'nest-resilience/config';
+import { parseDuration, STRATEGY_CATALOG } from 'nest-resilience/config';
 import { FakeTimeProvider } from 'nest-resilience/testing';
 
 const time = new FakeTimeProvider();
@@ -91,7 +91,7 @@ console.log(JSON.stringify({
   timeout: timeoutError instanceof TimeoutRejectedError,
   broken: !rejected.ok && rejected.error instanceof BrokenCircuitError,
   configDuration: parseDuration('2s'),
-  outermostSection: PIPELINE_SECTION_ORDER[0],
+  outermostSection: STRATEGY_CATALOG[0].name,
 }));
 `;
 
@@ -100,14 +100,14 @@ import 'reflect-metadata';
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ResilienceModule, Retry, ResiliencePipelineRegistry } from 'nest-resilience';
-import { Timeout } from 'nest-resilience/nest';
+import { AttemptTimeout } from 'nest-resilience/nest';
 
 @Injectable()
 class FlakyService {
   calls = 0;
 
   @Retry({ maxRetryAttempts: 2, delay: 1 })
-  @Timeout(1_000)
+  @AttemptTimeout(1_000)
   async load(): Promise<string> {
     this.calls += 1;
     if (this.calls < 3) throw new Error('flaky');

@@ -8,6 +8,7 @@ import { ResilienceModule, ResiliencePipelineRegistry } from '../../src/index.js
 import { CIRCUIT_BREAKER_STATE_STORE } from '../../src/nest/index.js';
 import type { RedisStoreConfig } from '../../src/nest/resilience-module-options.interface.js';
 import type { RedisCircuitBreakerStateStore } from '../../src/redis/index.js';
+import { openRedisConnection } from '../../src/redis/redis-connection.factory.js';
 import { toCircuitPolicy } from '../../src/core/circuit-breaker/circuit-breaker.strategy.js';
 import { RedisFaultProxy } from './redis-fault.proxy.js';
 import { ready, redisClient, uniquePrefix } from './redis-test.utils.js';
@@ -328,4 +329,13 @@ describe('a Sentinel-managed primary that hangs', () => {
     await expect(pipeline.execute(() => Promise.reject(new Error('down')))).rejects.toThrow('down');
     expect(await command(group.replica.port, 'KEYS', `${keyPrefix}:cb:*`)).toHaveLength(1);
   }, 60_000);
+});
+
+describe('the reconnection schedule of a connection opened here', () => {
+  it('reconnects on its own: 50 ms later with each attempt, at most 500 ms apart', async () => {
+    const connection = openRedisConnection({ url: 'redis://127.0.0.1:1' });
+    const retryStrategy = (connection.client as Redis).options.retryStrategy!;
+    expect([1, 2, 5, 10, 11, 100].map((attempt) => retryStrategy(attempt))).toEqual([50, 100, 250, 500, 500, 500]);
+    await connection.close(0);
+  });
 });

@@ -91,8 +91,11 @@ export const STRATEGY_CATALOG = [
 /** @deprecated Use `STRATEGY_CATALOG`. @publicApi */
 export const STRATEGY_SECTIONS = STRATEGY_CATALOG;
 
-/** The name of a line of the built-in catalog. @publicApi */
-export type StrategySectionName = (typeof STRATEGY_CATALOG)[number]['name'];
+/** The name of a line of the built-in catalog (a configuration section, or the `pipeline` slot). @publicApi */
+export type CatalogLineName = (typeof STRATEGY_CATALOG)[number]['name'];
+
+/** @deprecated Use `CatalogLineName`. @publicApi */
+export type StrategySectionName = CatalogLineName;
 
 /** Where `registerStrategy` puts a line: before or after a line of the catalog (default: innermost). @publicApi */
 export interface CatalogPosition {

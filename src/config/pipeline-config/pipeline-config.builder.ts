@@ -6,7 +6,7 @@ import {
   type ResiliencePipelineBuilder,
   type StrategyConfigEnvironment,
 } from '../../core/index.js';
-import type { PipelineConfig, PipelineSection, StrategyConfig } from './pipeline-config.model.js';
+import type { PipelineConfig, ConfigSectionName, StrategyConfig } from './pipeline-config.model.js';
 import type { PredicateRegistry } from './predicate.registry.js';
 
 /** What configuration is applied with. @internal */
@@ -23,10 +23,15 @@ export function configSections(): readonly StrategyCatalogLine[] {
   return strategyCatalog().filter((line) => line.registration !== undefined);
 }
 
-/** The named sections of the built-in catalog, outermost first. @publicApi */
-export const PIPELINE_SECTION_ORDER: readonly PipelineSection[] = STRATEGY_CATALOG.filter(
+/**
+ * The names of the built-in catalog's configuration sections, outermost first.
+ *
+ * @deprecated The order is `STRATEGY_CATALOG`'s: `STRATEGY_CATALOG.filter((line) => line.registration).map((line) => line.name)`.
+ * @publicApi
+ */
+export const PIPELINE_SECTION_ORDER: readonly ConfigSectionName[] = STRATEGY_CATALOG.filter(
   (line) => line.registration !== undefined,
-).map((line) => line.name as PipelineSection);
+).map((line) => line.name as ConfigSectionName);
 
 /** The sections that can be entries of `strategies` (every section except `totalTimeout`). */
 function listedSections(): readonly StrategyCatalogLine[] {
@@ -53,7 +58,7 @@ export function applyPipelineConfig(
   if (config.strategies !== undefined) {
     const others = configSections()
       .map((line) => line.name)
-      .filter((s) => config[s as PipelineSection] !== undefined);
+      .filter((s) => config[s as ConfigSectionName] !== undefined);
     if (others.length) v.add('strategies', config.strategies, CONFIG_RULES.cannotCombine(others.join(', ')));
     v.knownKeys(config, ['strategies']);
     if (!Array.isArray(config.strategies)) {
@@ -68,7 +73,7 @@ export function applyPipelineConfig(
   const sections = configSections();
   v.knownKeys(config, [...sections.map((line) => line.name), 'strategies']);
   for (const section of sections) {
-    const value = config[section.name as PipelineSection];
+    const value = config[section.name as ConfigSectionName];
     if (value === undefined) continue;
     const numberOption = section.definition.numberOption;
     if (typeof value === 'number' && numberOption !== undefined) {

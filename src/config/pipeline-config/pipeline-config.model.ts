@@ -59,8 +59,11 @@ export type StrategyConfig = {
   >;
 }[Exclude<keyof PipelineConfig, 'strategies' | 'totalTimeout'>];
 
-/** The name of a section of a pipeline config. @publicApi */
-export type PipelineSection = Exclude<keyof PipelineConfig, 'strategies'>;
+/** The name of a section of a `PipelineConfig` (`retry`, `timeout`, …; every key but `strategies`). @publicApi */
+export type ConfigSectionName = Exclude<keyof PipelineConfig, 'strategies'>;
+
+/** @deprecated Use `ConfigSectionName`. @publicApi */
+export type PipelineSection = ConfigSectionName;
 
 /**
  * A value as configuration data may carry it: where a number is expected, also a string (`"3"`, or a

@@ -8,7 +8,7 @@ import {
   type CircuitBreakerStateStore,
   type RateLimiter,
   type RateLimiterStrategyOptions,
-  type SharedLimitSection,
+  type SharedLimitSectionName,
   type StrategyConfigEnvironment,
   type StrategyServiceKey,
   type TimeProvider,
@@ -54,7 +54,7 @@ export class PipelineSharedState {
   sharedLimiter(
     name: string,
     key: string | undefined,
-    section: SharedLimitSection,
+    section: SharedLimitSectionName,
     options: RateLimiterStrategyOptions,
   ): RateLimiter {
     const instanceKey = key || undefined; // '' is the pipeline without a key, as for getPipeline
@@ -92,7 +92,7 @@ export class PipelineSharedState {
     if (this.adaptiveThrottlingStore) services.set(ADAPTIVE_THROTTLING_STORE_SERVICE, this.adaptiveThrottlingStore);
     if (name !== undefined) {
       services.set(CIRCUIT_CONTROL_SERVICE, this.circuitControl(name));
-      services.set(SHARED_LIMITER_SERVICE, (section: SharedLimitSection, o: RateLimiterStrategyOptions) =>
+      services.set(SHARED_LIMITER_SERVICE, (section: SharedLimitSectionName, o: RateLimiterStrategyOptions) =>
         this.sharedLimiter(name, key, section, o),
       );
     }

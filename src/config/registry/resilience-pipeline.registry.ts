@@ -12,7 +12,7 @@ import {
   type RateLimiter,
   type RateLimiterStrategyOptions,
   type ResiliencePipeline,
-  type SharedLimitSection,
+  type SharedLimitSectionName,
   type TelemetryListener,
   type TimeProvider,
   type ValidationIssue,
@@ -250,7 +250,7 @@ export class ResiliencePipelineRegistry {
   sharedLimiter(
     name: string,
     key: string | undefined,
-    section: SharedLimitSection,
+    section: SharedLimitSectionName,
     options: RateLimiterStrategyOptions,
   ): RateLimiter {
     return this.shared.sharedLimiter(name, key, section, options);

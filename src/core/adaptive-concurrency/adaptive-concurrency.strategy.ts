@@ -1,3 +1,4 @@
+import { isCancellation } from '../context/cancellation.rule.js';
 import { getCriticality } from '../context/criticality.property.js';
 import type { ResilienceContext } from '../context/resilience.context.js';
 import type {
@@ -8,7 +9,6 @@ import type {
 } from '../resilience-strategy.interface.js';
 import {
   createLightweightError,
-  isCancellationError,
   isRateLimiterRejectedError,
   isTimeoutRejectedError,
   RateLimiterRejectedError,
@@ -106,7 +106,7 @@ export class AdaptiveConcurrencyStrategy<T> implements ResilienceStrategy<T> {
 
   /** Gives the permit of a failed call back: measured unless cancelled, a drop when `isDropped` says. @internal */
   failed(context: ResilienceContext, start: number, error: unknown): void {
-    const cancelled = context._scope.aborted || isCancellationError(error);
+    const cancelled = context._scope.aborted || isCancellation(error);
     // A drop predicate that throws still gives the permit back (its error becomes the outcome).
     let dropped = false;
     try {

@@ -1,4 +1,4 @@
-import { isCancellationOutcome } from '../context/cancellation.rule.js';
+import { isCancellation } from '../context/cancellation.rule.js';
 import { getHttpStatus } from '../http/http.predicates.js';
 import type { OutcomePredicateArguments } from '../outcome.predicates.js';
 import { isBrokenCircuitError } from '../resilience.errors.js';
@@ -37,5 +37,5 @@ function isRefusalStatus(status: unknown): boolean {
  */
 export function handleOverloadRejection({ outcome, context }: OutcomePredicateArguments<unknown>): boolean {
   if (outcome.ok) return isOverloadRejection(outcome.value);
-  return isOverloadRejection(outcome.error) && !isCancellationOutcome(outcome, context);
+  return isOverloadRejection(outcome.error) && !isCancellation(outcome.error, context);
 }

@@ -23,7 +23,7 @@ import {
 } from './adaptive-throttling.options.js';
 import { isOverloadRejection } from './adaptive-throttling.predicates.js';
 import type { AdaptiveThrottlingPort, AdaptiveThrottlingStatistics } from './adaptive-throttling.state-provider.js';
-import { isCancellationError } from '../resilience.errors.js';
+import { isCancellation } from '../context/cancellation.rule.js';
 
 declare module '../resilience-strategy.interface.js' {
   interface StrategyPorts {
@@ -163,7 +163,6 @@ export class AdaptiveThrottlingStrategy<T> implements ResilienceStrategy<T>, Ada
     const requests = counters.total(REQUESTS);
     const accepts = counters.total(ACCEPTS);
     counters.add(REQUESTS);
-    // Stryker disable next-line ConditionalExpression: equivalent — with more accepts than requests / k the probability is 0 and random() < 0 never holds; the check spares the division
     if (requests > this.k * accepts) {
       const p = adaptiveThrottlingRejectProbability(requests, accepts, this.k, this.maxRejectProbability);
       if (this.random() < p) return this.reject(context, p, requests + 1, accepts);
@@ -187,7 +186,7 @@ export class AdaptiveThrottlingStrategy<T> implements ResilienceStrategy<T>, Ada
 
   /** A failure is accepted unless it is a refusal; a cancellation is never one. */
   private readonly acceptError = (error: unknown): never => {
-    if (!isOverloadRejection(error) || isCancellationError(error)) this.counters.add(ACCEPTS);
+    if (!isOverloadRejection(error) || isCancellation(error)) this.counters.add(ACCEPTS);
     throw error;
   };
 

@@ -33,12 +33,10 @@ abstract class ChaosStrategy<T> implements ResilienceStrategy<T> {
     this.time = context.timeProvider;
     this.telemetry = context.telemetry;
     this.random = base.random ?? context.random;
-    // Stryker disable next-line ConditionalExpression: equivalent as false — the generator path reads the same static options; this only skips a promise hop
     this.staticDecision = !base.enabledGenerator && !base.injectionRateGenerator;
   }
 
   execute(next: StrategyNext<T>, context: ResilienceContext): Promise<T> {
-    // Stryker disable next-line ConditionalExpression,BlockStatement: equivalent — see staticDecision
     if (this.staticDecision) {
       return this.decide(this.base.enabled ?? true, this.base.injectionRate ?? DEFAULT_INJECTION_RATE)
         ? this.inject(next, context)

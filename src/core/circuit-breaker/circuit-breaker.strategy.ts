@@ -1,4 +1,4 @@
-import { isCancellationOutcome } from '../context/cancellation.rule.js';
+import { isCancellation } from '../context/cancellation.rule.js';
 import { ResilienceContext } from '../context/resilience.context.js';
 import { outcomeFromError, outcomeFromValue, unwrapOutcome, type Outcome } from '../outcome.model.js';
 import { handleAllErrors } from '../outcome.predicates.js';
@@ -202,13 +202,10 @@ export class CircuitBreakerStrategy<T>
    * success recorded on exit. Any other decision takes the call through the full path.
    */
   inlineEnter(context: ResilienceContext, next: StrategyNext<T>): unknown {
-    // Stryker disable next-line ConditionalExpression: equivalent — `true` sends every call through execute(), which takes the same decisions without the inline fast path
     if (this.ready) return this.execute(next, context);
     const decision = this.store.acquire(this.circuitKey, this.policy, this.time.now());
-    // Stryker disable next-line ConditionalExpression: equivalent — `true` wraps a synchronous decision in a promise: one more hop, same decision
     if (isThenable(decision)) return Promise.resolve(decision).then((d) => this.admit(d, next, context));
     const permit = decision.permit;
-    // Stryker disable next-line ConditionalExpression: equivalent — `true` takes every call through admit(), which handles the closed fast path the same way
     if (decision.transition || permit === undefined || permit.probe || !this.fastClosedPath) {
       return this.admit(decision, next, context);
     }
@@ -217,7 +214,6 @@ export class CircuitBreakerStrategy<T>
   }
 
   /** @internal */
-  // Stryker disable next-line BlockStatement: equivalent — without it the run resumes through inlineResume, which records the same single success
   inlineExitValue(permit: unknown): boolean {
     this.recordClosedSuccess(permit as CircuitPermit);
     return true;
@@ -354,13 +350,12 @@ export class CircuitBreakerStrategy<T>
     context: ResilienceContext,
     started: number,
   ): CircuitCallResult | Promise<CircuitCallResult> {
-    if (!outcome.ok && (context.isCancellationRequested || isCancellationOutcome(outcome, context))) return 'ignored';
+    if (!outcome.ok && (context.isCancellationRequested || isCancellation(outcome.error, context))) return 'ignored';
     // Stryker disable next-line ConditionalExpression: equivalent — without a slowCallDuration the comparison with undefined is false anyway
     const slow = this.slowCallDuration !== undefined && getTimestamp(this.time) - started >= this.slowCallDuration;
     // Stryker disable next-line ConditionalExpression: equivalent — `false` asks the default predicate, which never handles a value
     if (outcome.ok && !this.handlesResults) return slow ? 'failure' : 'success';
     const handled = this.shouldHandle({ outcome, context });
-    // Stryker disable next-line ConditionalExpression,StringLiteral: equivalent — treating a boolean answer as a promise only adds a hop
     if (typeof handled === 'boolean') return handled || slow ? 'failure' : 'success';
     return Promise.resolve(handled).then((h) => (h || slow ? 'failure' : 'success'));
   }
@@ -515,14 +510,12 @@ export class CircuitBreakerStrategy<T>
     if (to === 'open') this.openingFailure = outcome && !outcome.ok ? outcome.error : undefined;
     if (to === 'closed') this.openingFailure = undefined;
 
-    // Stryker disable next-line ArrayDeclaration: equivalent — a non-promise entry only makes the report wait one more hop
     const pending: PromiseLike<void>[] = [];
     const call = <A>(callback: ((args: A) => void | PromiseLike<void>) | undefined, args: A): void => {
       // Stryker disable next-line ConditionalExpression: equivalent — calling an absent callback throws, and the throw is swallowed below
       if (!callback) return;
       try {
         const result = callback(args);
-        // Stryker disable next-line ConditionalExpression: equivalent — awaiting a callback that returned nothing only adds a hop
         if (isThenable(result)) pending.push(Promise.resolve(result).then(undefined, () => undefined));
       } catch {
         // A callback must never break the call that triggered the transition.
@@ -563,7 +556,6 @@ export class CircuitBreakerStrategy<T>
     }
     // Callers waiting for a half-open verdict re-apply for a permit after any change.
     this.wakeWaiters();
-    // Stryker disable next-line ConditionalExpression: equivalent — `false` returns a promise of nothing instead of nothing: one more hop
     if (pending.length === 0) return undefined;
     return Promise.all(pending).then(() => undefined);
   }

@@ -1,4 +1,4 @@
-import { isCancellationOutcome } from '../context/cancellation.rule.js';
+import { isCancellation } from '../context/cancellation.rule.js';
 import type { ResilienceContext } from '../context/resilience.context.js';
 import { outcomeFromError, outcomeFromValue, unwrapOutcome } from '../outcome.model.js';
 import { handleAllErrors } from '../outcome.predicates.js';
@@ -17,7 +17,6 @@ export class FallbackStrategy<T> implements ResilienceStrategy<T> {
     context: StrategyBuilderContext,
   ) {
     this.shouldHandle = options.shouldHandle ?? handleAllErrors;
-    // Stryker disable next-line ConditionalExpression: equivalent as true — the default predicate never handles a success; this only skips asking it
     this.handlesResults = options.shouldHandle !== undefined;
     this.telemetry = context.telemetry;
   }
@@ -31,10 +30,11 @@ export class FallbackStrategy<T> implements ResilienceStrategy<T> {
 
   private async handle(args: FallbackArguments<T>): Promise<T> {
     // A cancellation is never replaced: the caller asked for the call to stop.
-    if (isCancellationOutcome(args.outcome, args.context) || !(await this.shouldHandle(args))) {
-      return unwrapOutcome(args.outcome);
+    const { outcome, context } = args;
+    if ((!outcome.ok && isCancellation(outcome.error, context)) || !(await this.shouldHandle(args))) {
+      return unwrapOutcome(outcome);
     }
-    this.telemetry.report('OnFallback', 'warning', args.context, { outcome: args.outcome });
+    this.telemetry.report('OnFallback', 'warning', context, { outcome });
     if (this.options.onFallback) await this.options.onFallback(args);
     const action = this.options.fallbackAction;
     return action ? await action(args) : (this.options.fallbackValue as T);

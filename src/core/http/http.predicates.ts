@@ -1,4 +1,4 @@
-import { isCancellationOutcome } from '../context/cancellation.rule.js';
+import { isCancellation } from '../context/cancellation.rule.js';
 import { ResiliencePropertyKey } from '../context/resilience-property.key.js';
 import { isTransientNetworkError, type OutcomePredicateArguments } from '../outcome.predicates.js';
 import { isTimeoutRejectedError } from '../resilience.errors.js';
@@ -61,8 +61,8 @@ export function handleTransientHttp({ outcome, context }: OutcomePredicateArgume
     // Stryker disable next-line ConditionalExpression: equivalent — no status is transient either way; the check narrows the type
     return status !== undefined && isTransientHttpStatus(status);
   }
-  if (isCancellationOutcome(outcome, context)) return false;
   const error = outcome.error;
+  if (isCancellation(error, context)) return false;
   if (isTransientNetworkError(error) || isTimeoutRejectedError(error)) return true;
   const status = getHttpStatus(error);
   // Stryker disable next-line ConditionalExpression: equivalent — no status is transient either way; the check narrows the type
@@ -77,7 +77,7 @@ export function handleTransientHttp({ outcome, context }: OutcomePredicateArgume
  * @publicApi
  */
 export function handleHttpFailure({ outcome, context }: OutcomePredicateArguments<unknown>): boolean {
-  if (isCancellationOutcome(outcome, context)) return false;
+  if (!outcome.ok && isCancellation(outcome.error, context)) return false;
   const value = outcome.ok ? outcome.value : outcome.error;
   if (!outcome.ok && (isTransientNetworkError(value) || isTimeoutRejectedError(value))) return true;
   const status = getHttpStatus(value);

@@ -6,7 +6,8 @@ import {
 import { outcomeFromError, outcomeFromValue, type Outcome } from '../outcome.model.js';
 import type { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
 import { LinkedCancellationScope } from '../context/cancellation.scope.js';
-import { DeadlineExceededError, isCancellationError } from '../resilience.errors.js';
+import { DeadlineExceededError } from '../resilience.errors.js';
+import { isCancellation } from '../context/cancellation.rule.js';
 import { getTimestamp, systemTimeProvider, type TimeProvider } from '../time/time.provider.js';
 import { MAX_TIMER_DELAY } from '../utils/options.validation.js';
 import { invokeCallback } from './callback.invoker.js';
@@ -224,7 +225,6 @@ export class ResiliencePipeline<T = unknown> {
 
 /** Builds the chain of `components`: heads[i] runs strategies i… and then the callback. */
 function createCore(components: PipelineComponents | undefined): PipelineCore {
-  // Stryker disable next-line ArrayDeclaration: only `ResiliencePipeline.empty` has no components, and it is built at import, before any test activates a mutant
   const strategies = components?.strategies ?? [];
   // Two or more strategies in a row that can run inline share one head (one promise hop and one closure
   // pair per call for the whole run).
@@ -321,7 +321,6 @@ function executeWithinDeadline<R, S>(
   const deadline = ctx._pendingDeadline;
   const time = core.components?.timeProvider ?? systemTimeProvider;
   const run = () => pipeline.execute(callback as ResilienceCallback<never, S>, ctx, state) as Promise<R>;
-  // Stryker disable next-line ConditionalExpression: equivalent — a context built from options without a finite deadline has none pending
   if (deadline === undefined) return run();
   const budget = deadline - time.now();
   if (!(budget > 0)) return Promise.reject(new DeadlineExceededError(0));
@@ -348,7 +347,7 @@ function executeWithinDeadline<R, S>(
     (error: unknown) => {
       const endedByDeadline = scope.abortedHere && !parentScope.aborted;
       finish();
-      if (endedByDeadline && (error === reason || isCancellationError(error) || isTimeoutFault(error))) {
+      if (endedByDeadline && (error === reason || isCancellation(error) || isTimeoutFault(error))) {
         throw new DeadlineExceededError(budget, { cause: error });
       }
       throw error;

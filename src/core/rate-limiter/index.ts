@@ -21,4 +21,5 @@ export {
   SHARED_LIMITER_SERVICE,
   type RateLimiterConfig,
   type SharedLimitSection,
+  type SharedLimitSectionName,
 } from './rate-limiter.descriptor.js';

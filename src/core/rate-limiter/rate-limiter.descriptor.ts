@@ -15,12 +15,15 @@ import {
 } from './rate-limiter.options.js';
 import { RateLimiterStrategy } from './rate-limiter.strategy.js';
 
-/** A limit section of configuration: its strategy shares one limiter per pipeline name and key. @publicApi */
-export type SharedLimitSection = 'rateLimiter' | 'concurrencyLimiter';
+/** The name of a limit section of configuration: its strategy shares one limiter per pipeline name and key. @publicApi */
+export type SharedLimitSectionName = 'rateLimiter' | 'concurrencyLimiter';
+
+/** @deprecated Use `SharedLimitSectionName`. @publicApi */
+export type SharedLimitSection = SharedLimitSectionName;
 
 /** Gives a limit section from configuration the limiter it shares with others. @publicApi */
 export const SHARED_LIMITER_SERVICE = new StrategyServiceKey<
-  (section: SharedLimitSection, options: RateLimiterStrategyOptions) => RateLimiter
+  (section: SharedLimitSectionName, options: RateLimiterStrategyOptions) => RateLimiter
 >('shared-limiter');
 
 /** Present (true) where limits marked `distributed` have a store to share them in. @internal */
@@ -47,7 +50,7 @@ export function validateDistributedLimit(
  *
  * @internal
  */
-export function sharedLimit(section: SharedLimitSection) {
+export function sharedLimit(section: SharedLimitSectionName) {
   return (options: RateLimiterStrategyOptions, context: StrategyBuilderContext, env: StrategyConfigEnvironment) => {
     const shared = env.service(SHARED_LIMITER_SERVICE);
     return new RateLimiterStrategy(

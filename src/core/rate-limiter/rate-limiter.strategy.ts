@@ -48,7 +48,6 @@ export class RateLimiterStrategy<T> implements ResilienceStrategy<T> {
 
   execute(next: StrategyNext<T>, context: ResilienceContext): Promise<T> {
     const limiter = this.limiter;
-    // Stryker disable next-line ConditionalExpression: equivalent — the lease path below admits, queues, rejects and releases a concurrency limiter's permits the same way; this one only allocates less
     if (limiter instanceof ConcurrencyLimiter) return this.executeConcurrent(limiter, next, context);
     const lease = limiter.acquire(context);
     if (isThenable(lease)) return lease.then((l) => this.run(l, next, context));
@@ -103,7 +102,6 @@ export class RateLimiterStrategy<T> implements ResilienceStrategy<T> {
 
   private run(lease: RateLimitLease, next: StrategyNext<T>, context: ResilienceContext): Promise<T> {
     if (!lease.acquired) return this.reject(lease.retryAfter, context, lease.reason);
-    // Stryker disable next-line ConditionalExpression: equivalent — releasing a time-based lease is a no-op; this only skips the promise hop
     if (lease.release === releaseNothing) return next(context);
     return next(context).then(
       (value) => {

@@ -1,14 +1,9 @@
-import { isCancellationOutcome } from '../context/cancellation.rule.js';
+import { isCancellation } from '../context/cancellation.rule.js';
 import type { ResilienceContext } from '../context/resilience.context.js';
 import { outcomeFromError, outcomeFromValue, unwrapOutcome, type Outcome } from '../outcome.model.js';
 import { handleAllErrors } from '../outcome.predicates.js';
 import type { ResilienceStrategy, StrategyBuilderContext, StrategyNext } from '../resilience-strategy.interface.js';
-import {
-  getRetryAfter,
-  isBrokenCircuitError,
-  isCancellationError,
-  isIsolatedCircuitError,
-} from '../resilience.errors.js';
+import { getRetryAfter, isBrokenCircuitError, isIsolatedCircuitError } from '../resilience.errors.js';
 import type { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
 import { getTimestamp, type TimeProvider } from '../time/time.provider.js';
 import type { InlineStrategy } from '../inline-strategy.interface.js';
@@ -61,7 +56,6 @@ export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T
       maxDelay: options.maxDelay,
     };
     this.shouldHandle = options.shouldHandle ?? handleAllErrors;
-    // Stryker disable next-line ConditionalExpression: equivalent — `true` asks the default predicate, which never handles a value
     this.handlesResults = options.shouldHandle !== undefined;
     this.random = options.random ?? context.random;
     this.time = context.timeProvider;
@@ -78,7 +72,6 @@ export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T
     this.budget =
       budget === undefined || budget instanceof RetryBudget ? budget : new RetryBudget(budget, context.timeProvider);
     this.needsRetryArguments =
-      // Stryker disable next-line ConditionalExpression: equivalent — `true` computes every delay through nextDelay, which without callbacks gives the same delay
       options.delayGenerator !== undefined || options.retryAfter !== undefined || options.onRetry !== undefined;
     // Stryker disable next-line ConditionalExpression,LogicalOperator: equivalent — a fresh state object is never touched by the backoffs that keep none
     this.backoffKeepsState = this.backoff.backoffType === 'exponential' && this.backoff.useJitter;
@@ -107,14 +100,12 @@ export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T
    */
   inlineEnter(context: ResilienceContext, next: StrategyNext<T>): Promise<T> | number | undefined {
     this.budget?.recordCall();
-    // Stryker disable next-line ConditionalExpression: equivalent — `true` runs the loop at once, which takes the same decisions as the inline first attempt
     if (this.loopsAtOnce) return this.loop(next, context, undefined, 0);
     context.attemptNumber = 0;
     return this.timed ? getTimestamp(this.time) : undefined;
   }
 
   /** @internal A value ends the call unless a predicate may want to retry it. */
-  // Stryker disable next-line BlockStatement: equivalent — without it the value goes through inlineResume, whose loop returns it unjudged by the default predicate
   inlineExitValue(state: unknown, context: ResilienceContext, value: T): boolean {
     if (this.handlesResults) return false;
     if (this.reportsAttempts) this.reportFirstValue(state as number | undefined, context, value);
@@ -158,7 +149,6 @@ export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T
     try {
       for (;;) {
         context.attemptNumber = attempt;
-        // Stryker disable next-line ConditionalExpression: equivalent — `true` times attempts nobody is told about
         const started = !timed ? 0 : pending !== undefined ? (firstStarted ?? 0) : getTimestamp(this.time);
         let outcome: Outcome<T>;
         if (pending !== undefined) {
@@ -174,7 +164,6 @@ export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T
         const duration = timed ? getTimestamp(this.time) - started : 0;
 
         const check = this.isHandled(outcome, context, attempt);
-        // Stryker disable next-line ConditionalExpression,StringLiteral: equivalent — awaiting a boolean only adds a hop
         const handled = typeof check === 'boolean' ? check : await check;
         // Stryker disable next-line ConditionalExpression: equivalent — an unwanted event reaches no listener
         if (this.reportsAttempts) {
@@ -203,7 +192,6 @@ export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T
         }
 
         if (this.options.onRetry) await this.options.onRetry({ ...args!, retryDelay: delay, duration });
-        // Stryker disable next-line ConditionalExpression: equivalent — an unwanted event reaches no listener
         if (this.reportsRetries) {
           this.telemetry.report('OnRetry', 'warning', context, {
             outcome,
@@ -212,7 +200,6 @@ export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T
             duration,
           });
         }
-        // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent — a zero delay settles at once, and rejects with the abort reason as the branch below does
         if (delay > 0) {
           await this.time.delay(delay, context.signal);
         } else if (context.isCancellationRequested) {
@@ -228,19 +215,18 @@ export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T
   /** Whether to retry; a promise only when a user predicate returned one. */
   private isHandled(outcome: Outcome<T>, context: ResilienceContext, attempt: number): boolean | PromiseLike<boolean> {
     // Cancellation is never retried.
-    if (context.isCancellationRequested || isCancellationOutcome(outcome, context)) return false;
+    if (context.isCancellationRequested || (!outcome.ok && isCancellation(outcome.error, context))) return false;
     if (!outcome.ok && !this.options.retryOnBrokenCircuit) {
       if (isBrokenCircuitError(outcome.error) || isIsolatedCircuitError(outcome.error)) return false;
     }
     // The default predicate (handleAllErrors), without building its arguments.
     // Stryker disable next-line ConditionalExpression: equivalent — `false` calls handleAllErrors, which decides the same
-    if (!this.handlesResults) return !outcome.ok && !isCancellationError(outcome.error);
+    if (!this.handlesResults) return !outcome.ok && !isCancellation(outcome.error);
     return this.shouldHandle({ outcome, context, attemptNumber: attempt });
   }
 
   /** The delay when no callback computes it: the server's Retry-After if honoured, else the backoff. */
   private backoffDelay(outcome: Outcome<T>, attempt: number, state: BackoffState): number {
-    // Stryker disable next-line ConditionalExpression,LogicalOperator: equivalent — a value carries no error, hence no retryAfter
     if (this.options.honorRetryAfter !== false && !outcome.ok) {
       // A finite, non-negative number or undefined.
       const serverWait = getRetryAfter(outcome.error);
@@ -253,7 +239,6 @@ export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T
     const { delayGenerator, honorRetryAfter, retryAfter } = this.options;
     if (delayGenerator) {
       const generated = await delayGenerator(args);
-      // Stryker disable next-line ConditionalExpression: equivalent — `true` for the type check leaves undefined, which fails `>= 0`
       if (typeof generated === 'number' && generated >= 0 && !Number.isNaN(generated))
         return clampDelay(generated, undefined);
     }
@@ -263,7 +248,6 @@ export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T
         : args.outcome.ok
           ? undefined
           : getRetryAfter(args.outcome.error);
-      // Stryker disable next-line ConditionalExpression: equivalent — `true` for the type check leaves undefined, which fails `>= 0`
       if (typeof serverWait === 'number' && serverWait >= 0) return clampDelay(serverWait, this.backoff.maxDelay);
     }
     return computeBackoffDelay(this.backoff, args.attemptNumber, state, this.random);

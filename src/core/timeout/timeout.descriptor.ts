@@ -7,7 +7,7 @@ import { TimeoutStrategy } from './timeout.strategy.js';
 export type TimeoutConfig = number | TimeoutStrategyOptions;
 
 /**
- * The timeout strategy: `addTimeout`, the `timeout` section (per attempt, `@Timeout`) and the
+ * The timeout strategy: `addTimeout`, the `timeout` section (per attempt, `@AttemptTimeout`) and the
  * `totalTimeout` section (around everything inside it). A number given for either is the timeout.
  *
  * @publicApi
@@ -28,7 +28,7 @@ export const timeoutStrategy: StrategyDescriptor<
   create: (options, context) => new TimeoutStrategy(options, context),
   sections: {
     totalTimeout: section<TimeoutConfig>({ numberOption: 'timeout', listed: false }),
-    timeout: section<TimeoutConfig>({ decorator: 'Timeout', numberOption: 'timeout' }),
+    timeout: section<TimeoutConfig>({ decorator: 'AttemptTimeout', numberOption: 'timeout' }),
   },
 });
 

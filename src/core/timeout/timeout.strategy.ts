@@ -2,7 +2,8 @@ import { LinkedCancellationScope, type CancellationScope } from '../context/canc
 import type { ResilienceContext } from '../context/resilience.context.js';
 import type { InlineStrategy } from '../inline-strategy.interface.js';
 import type { ResilienceStrategy, StrategyBuilderContext, StrategyNext } from '../resilience-strategy.interface.js';
-import { isCancellationError, TimeoutRejectedError } from '../resilience.errors.js';
+import { isCancellation } from '../context/cancellation.rule.js';
+import { TimeoutRejectedError } from '../resilience.errors.js';
 import type { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
 import type { TimerHandle } from '../time/time.provider.js';
 import { MAX_TIMER_DELAY } from '../utils/options.validation.js';
@@ -62,14 +63,19 @@ export class TimeoutStrategy<T> implements ResilienceStrategy<T>, InlineStrategy
    * aggressive timeout (it settles the call itself, early) and a generated one take the call whole.
    */
   inlineEnter(context: ResilienceContext, next: StrategyNext<T>): unknown {
-    // Stryker disable next-line ConditionalExpression: equivalent for `true` — a fixed timeout taken whole through `execute` behaves the same; the inline path only saves allocations
     if (this.options.timeoutGenerator) return this.execute(next, context);
-    return this.aggressive ? this.enterAggressive(context, next) : this.enterCooperative(context, this.timeout);
+    if (!this.aggressive) return this.enterCooperative(context, this.timeout);
+    // The callback's outcome settles the call's promise directly (no closures); the run's exit does the
+    // bookkeeping that `fulfilled`/`failed` do on the full path (`inlineExitValue`, `inlineResume`).
+    const call = this.enterAggressive(context, this.timeout);
+    // After the deadline, a late outcome meets a settled promise and is discarded (and thereby handled).
+    next(call.inner).then(call.resolve, call.reject);
+    return call;
   }
 
   /** @internal An aggressive call settles on its own (early, at the deadline): the run continues from its promise. */
   inlineResult(call: unknown): Promise<T> | undefined {
-    return call instanceof AggressiveCall ? (call.promise as Promise<T>) : undefined;
+    return call instanceof AggressiveCall ? (call as AggressiveCall<T>).promise : undefined;
   }
 
   /** @internal */
@@ -119,35 +125,26 @@ export class TimeoutStrategy<T> implements ResilienceStrategy<T>, InlineStrategy
   }
 
   private runAggressive(next: StrategyNext<T>, context: ResilienceContext, timeout: number): Promise<T> {
-    // The inner call may outlive this strategy, so it runs on its own copy of the context.
-    const call = new AggressiveCall<T>(this, context, timeout);
-    const inner = context._fork(call);
-    inner._deadline = Math.min(this.deadlines.add(call, timeout), inner._deadline);
-    const promise = new Promise<T>(captureSettlers);
-    call.resolve = settlers.resolve as (value: T) => void;
-    call.reject = settlers.reject!;
-    call.inner = inner;
-    next(inner).then(
+    const call = this.enterAggressive(context, timeout);
+    next(call.inner).then(
       (value) => call.fulfilled(value),
       (error: unknown) => call.failed(error),
     );
-    return promise;
+    return call.promise;
   }
 
   /**
-   * An aggressive call inside an inline run: the callback's outcome settles the call's promise directly
-   * (no closures); the run's exit does the bookkeeping that `fulfilled`/`failed` do otherwise.
+   * Queues an aggressive call's deadline and makes its promise. The inner call may outlive this
+   * strategy, so it runs on its own copy of the context (`call.inner`).
    */
-  private enterAggressive(context: ResilienceContext, next: StrategyNext<T>): AggressiveCall<T> {
-    const call = new AggressiveCall<T>(this, context, this.timeout);
+  private enterAggressive(context: ResilienceContext, timeout: number): AggressiveCall<T> {
+    const call = new AggressiveCall<T>(this, context, timeout);
     const inner = context._fork(call);
-    inner._deadline = Math.min(this.deadlines.add(call, this.timeout), inner._deadline);
+    inner._deadline = Math.min(this.deadlines.add(call, timeout), inner._deadline);
     call.promise = new Promise<T>(captureSettlers);
     call.resolve = settlers.resolve as (value: T) => void;
     call.reject = settlers.reject!;
     call.inner = inner;
-    // After the deadline, a late outcome meets a settled promise and is discarded (and thereby handled).
-    next(inner).then(call.resolve, call.reject);
     return call;
   }
 
@@ -227,8 +224,8 @@ class AggressiveCall<T> extends TimedCall<T> {
   resolve!: (value: T) => void;
   reject!: (reason: unknown) => void;
   inner!: ResilienceContext;
-  /** The call's own promise when it runs inside an inline run. */
-  promise: Promise<T> | undefined = undefined;
+  /** Settles with the callback's outcome, or at the deadline with the timeout. */
+  promise!: Promise<T>;
   private timedOut = false;
 
   constructor(strategy: TimeoutStrategy<T>, context: ResilienceContext, timeout: number) {
@@ -286,7 +283,7 @@ function timeoutReason(timeout: number): DOMException {
 /** The outcome was caused by our abort: the abort reason itself (a `TimeoutError`), or an abort/timeout error. */
 function isTimeoutFault(error: unknown): boolean {
   return (
-    isCancellationError(error) ||
+    isCancellation(error) ||
     (typeof error === 'object' && error !== null && (error as { name?: unknown }).name === 'TimeoutError')
   );
 }

@@ -2,22 +2,24 @@ import 'reflect-metadata';
 import { RESILIENCE_METHOD_METADATA } from '../resilience.constants.js';
 import { NEST_RULES } from '../resilience.messages.js';
 import { isCriticality, type Criticality } from '../../core/index.js';
-import { STRATEGY_SECTIONS, type StrategySectionName } from '../../config/index.js';
+import { STRATEGY_CATALOG, type CatalogLineName } from '../../config/index.js';
 
-/** The parts a method's pipeline is made of, one per decorator. @publicApi */
-export type ResilienceSection = Exclude<StrategySectionName, 'totalTimeout' | 'chaosLatency' | 'chaosFault'>;
+/** The name of a built-in catalog line a method decorator records (`retry` for `@Retry`). @publicApi */
+export type DecoratorSectionName = Exclude<CatalogLineName, 'totalTimeout' | 'chaosLatency' | 'chaosFault'>;
+
+/** @deprecated Use `DecoratorSectionName`. @publicApi */
+export type ResilienceSection = DecoratorSectionName;
 
 /**
- * The order decorators compose in, outermost first, whatever order they are written in:
- * `@Fallback` → `@UseResiliencePipeline` → `@RateLimit` → `@ConcurrencyLimit` → `@AdaptiveConcurrencyLimit` → `@Hedging` → `@Retry` →
- * `@CircuitBreaker` → `@Timeout` → the method. It is the order of `STRATEGY_SECTIONS`, which
- * configuration sections follow too.
+ * The names of the built-in catalog lines that have a decorator, outermost first: the order decorators
+ * compose in, whatever order they are written in.
  *
+ * @deprecated The order is `STRATEGY_CATALOG`'s: `STRATEGY_CATALOG.filter((line) => line.decorator).map((line) => line.name)`.
  * @publicApi
  */
-export const RESILIENCE_DECORATOR_ORDER: readonly ResilienceSection[] = STRATEGY_SECTIONS.filter(
-  (section) => section.decorator !== undefined,
-).map((section) => section.name as ResilienceSection);
+export const RESILIENCE_DECORATOR_ORDER: readonly DecoratorSectionName[] = STRATEGY_CATALOG.filter(
+  (line) => line.decorator !== undefined,
+).map((line) => line.name as DecoratorSectionName);
 
 type AnyMethod = (...args: unknown[]) => unknown;
 

@@ -55,16 +55,25 @@ export function CircuitBreaker(nameOrOptions?: string | CircuitBreakerConfig): M
 }
 
 /**
- * Bounds each attempt of the method: milliseconds, options, or the `timeout` section of a configured
- * pipeline (by name).
+ * Bounds each attempt of the method (it composes inside `@Retry`, see `STRATEGY_CATALOG`): milliseconds,
+ * options, or the `timeout` section of a configured pipeline (by name). Not `@nestjs/schedule`'s `@Timeout`.
  *
  * @publicApi
  */
-export function Timeout(timeoutOrNameOrOptions: number | string | TimeoutStrategyOptions): MethodDecorator {
+export function AttemptTimeout(timeoutOrNameOrOptions: number | string | TimeoutStrategyOptions): MethodDecorator {
   const value =
     typeof timeoutOrNameOrOptions === 'number' ? { timeout: timeoutOrNameOrOptions } : timeoutOrNameOrOptions;
-  return recordResilienceSection('Timeout', 'timeout', spec(value));
+  return recordResilienceSection('AttemptTimeout', 'timeout', spec(value));
 }
+
+/**
+ * The former name of `@AttemptTimeout`, which `@nestjs/schedule`'s `@Timeout` shadows where both are
+ * imported.
+ *
+ * @deprecated Use `@AttemptTimeout`: the same decorator.
+ * @publicApi
+ */
+export const Timeout = AttemptTimeout;
 
 /**
  * Replaces a failure of the method: `@Fallback('cachedOrders')` calls `this.cachedOrders(...args, error)`

@@ -55,6 +55,20 @@ describe('adaptive throttling', () => {
     });
   });
 
+  it('draws a random number only while a rejection is possible', async () => {
+    let draws = 0;
+    const { pipeline } = throttled({}, () => {
+      draws++;
+      return 0.99;
+    });
+    // Accepted calls: requests never exceed k × accepts, so no call can be rejected and none draws.
+    for (let i = 0; i < 5; i++) await pipeline.execute(() => 'ok');
+    expect(draws).toBe(0);
+    // Refusals: requests 5 … 11 against 5 accepts; past k × accepts (10) a rejection becomes possible.
+    for (let i = 0; i < 7; i++) await settle(pipeline.execute(() => Promise.reject(unavailable())));
+    expect(draws).toBe(1);
+  });
+
   it('rejects locally with the SRE probability once the dependency refuses, counting the rejection as a request', async () => {
     let draw = 0.9999;
     const onThrottled: unknown[] = [];

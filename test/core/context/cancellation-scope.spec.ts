@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { getEventListeners, getMaxListeners } from 'node:events';
 import { ResiliencePipelineBuilder, TimeoutRejectedError, type TimeoutMode } from '../../../src/core.entry.js';
+import { NoCancellationScope } from '../../../src/core/context/cancellation.scope.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 
 /**
@@ -183,5 +184,17 @@ describe.each<TimeoutMode>(['cooperative', 'aggressive'])('the signal under a %s
     );
     controller.abort(reason);
     await expect(result).rejects.toBe(reason);
+  });
+});
+
+describe('the scope of a call given no signal', () => {
+  it('can never abort: no reason, and a signal of its own that never aborts', () => {
+    const scope = NoCancellationScope.instance;
+    expect(scope.canAbort).toBe(false);
+    expect(scope.aborted).toBe(false);
+    expect(scope.reason).toBeUndefined();
+    const signal = scope.signal;
+    expect(signal.aborted).toBe(false);
+    expect(scope.signal).not.toBe(signal);
   });
 });

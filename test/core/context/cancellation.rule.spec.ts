@@ -50,7 +50,10 @@ describe('one cancellation rule', () => {
     expect(isCancellation(new CallerGaveUp('other'), abortedContext(reason))).toBe(false);
     expect(isCancellation(new DOMException('stop', 'AbortError'))).toBe(true);
     expect(isCancellation(Object.assign(new Error('canceled'), { code: 'ERR_CANCELED' }))).toBe(true);
+    // The deprecated outcome form: a failure whose error is a cancellation.
     expect(isCancellationOutcome({ ok: true, value: reason }, abortedContext(reason))).toBe(false);
+    expect(isCancellationOutcome({ ok: false, error: reason }, abortedContext(reason))).toBe(true);
+    expect(isCancellationOutcome({ ok: false, error: reason }, new ResilienceContext())).toBe(false);
   });
 
   it('fallback does not replace a cancellation with a custom reason (default predicate)', async () => {

@@ -33,6 +33,13 @@ describe('the caller deadline of a context', () => {
     expect(new ResilienceContext({ deadline: 1_500 }).fork().deadline).toBe(1_500);
   });
 
+  it('runs a call given no deadline, NaN or Infinity as a call without one', async () => {
+    const pipeline = new ResiliencePipelineBuilder({ timeProvider: new FakeTimeProvider() }).addRetry().build();
+    for (const deadline of [undefined, Number.NaN, Infinity]) {
+      await expect(pipeline.execute(({ deadline: seen }) => seen, { deadline })).resolves.toBe(Infinity);
+    }
+  });
+
   it('rejects a call whose deadline has passed before it starts, without running it', async () => {
     const time = new FakeTimeProvider(10_000);
     const fn = scripted<string>({ returns: 'ran' });

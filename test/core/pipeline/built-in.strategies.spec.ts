@@ -4,6 +4,7 @@ import {
   PIPELINE_SECTION_ORDER,
   ResiliencePipelineBuilder,
   retryRegistration,
+  STRATEGY_CATALOG,
   STRATEGY_SECTIONS,
   timeoutRegistration,
   TimeoutRejectedError,
@@ -12,9 +13,10 @@ import {
 } from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 
-describe('STRATEGY_SECTIONS: one composition order', () => {
+describe('STRATEGY_CATALOG: one composition order', () => {
   it('is the order of configuration sections, outermost first', () => {
-    expect(PIPELINE_SECTION_ORDER).toEqual([
+    const sections = STRATEGY_CATALOG.filter((line) => line.registration).map((line) => line.name);
+    expect(sections).toEqual([
       'fallback',
       'totalTimeout',
       'rateLimiter',
@@ -28,11 +30,13 @@ describe('STRATEGY_SECTIONS: one composition order', () => {
       'chaosLatency',
       'chaosFault',
     ]);
-    expect(PIPELINE_SECTION_ORDER).toEqual(STRATEGY_SECTIONS.filter((s) => s.registration).map((s) => s.name));
+    // The deprecated names of the same order.
+    expect(PIPELINE_SECTION_ORDER).toEqual(sections);
+    expect(STRATEGY_SECTIONS).toBe(STRATEGY_CATALOG);
   });
 
   it('maps each section to the registration of its strategy', () => {
-    const types = Object.fromEntries(STRATEGY_SECTIONS.map((s) => [s.name, s.registration?.type]));
+    const types = Object.fromEntries(STRATEGY_CATALOG.map((s) => [s.name, s.registration?.type]));
     expect(types).toEqual({
       fallback: 'fallback',
       totalTimeout: 'timeout',
@@ -110,7 +114,7 @@ describe('ResiliencePipelineBuilder.add(registration, options)', () => {
     await time.advanceAsync(100);
     await time.advanceAsync(100);
     await settled;
-    const byType = new Map(STRATEGY_SECTIONS.map((s) => [s.registration?.type, s.registration?.events]));
+    const byType = new Map(STRATEGY_CATALOG.map((s) => [s.registration?.type, s.registration?.events]));
     const strategyEvents = events.filter((e) => e.source.strategyType !== 'pipeline');
     expect(new Set(strategyEvents.map((e) => e.eventName))).toEqual(
       new Set(['ExecutionAttempt', 'OnRetry', 'OnRetryGiveUp', 'OnTimeout']),

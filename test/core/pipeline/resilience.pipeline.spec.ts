@@ -55,6 +55,8 @@ describe('resilience pipeline', () => {
     const thenable = { then: (resolve: (v: number) => void) => resolve(3) };
     await expect(pipeline.execute(() => thenable as unknown as Promise<number>)).resolves.toBe(3);
     await expect(ResiliencePipeline.empty.execute(() => 4)).resolves.toBe(4);
+    // A pipeline made without components (as \`empty\` is, and a reload's retired pipeline) runs the callback as it is.
+    await expect(new ResiliencePipeline(undefined).execute(() => 5)).resolves.toBe(5);
   });
 
   it('executeOutcome returns outcomes and never rejects, even for non-Error throws', async () => {

@@ -2,10 +2,10 @@ import { describe, expect, it } from '@jest/globals';
 import {
   BUILT_IN_PREDICATES,
   OptionsValidator,
-  PIPELINE_SECTION_ORDER,
   PredicateRegistry,
   ResiliencePipelineRegistry,
   ResilienceValidationError,
+  STRATEGY_CATALOG,
   TimeoutRejectedError,
   type PipelineConfig,
 } from '../../../src/core.entry.js';
@@ -31,7 +31,7 @@ function types(config: unknown): string[] {
 
 describe('the shape of a pipeline configuration', () => {
   it('composes named sections in the fixed order, whatever order they are written in', () => {
-    expect(PIPELINE_SECTION_ORDER).toEqual([
+    expect(STRATEGY_CATALOG.filter((line) => line.registration).map((line) => line.name)).toEqual([
       'fallback',
       'totalTimeout',
       'rateLimiter',

@@ -7,7 +7,7 @@ import {
   DEFAULT_CRITICALITY_HEADER,
   REQUEST_DEADLINE_HEADER,
   ResilienceModule,
-  Timeout,
+  AttemptTimeout,
   WithCriticality,
 } from '../../../src/nest/index.js';
 import {
@@ -18,20 +18,20 @@ import {
 } from '../../../src/nest/http/index.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { json, Replica } from '../http/replica.server.js';
-import { waitUntil } from '../../rpc/rpc-transports.js';
+import { waitUntil } from '../../microservices/rpc-transports.js';
 
 @Injectable()
 class Catalog {
   constructor(@Inject(ResilientHttpClient) private readonly http: ResilientHttpClient) {}
 
   /** The request is made before the first `await`: it inherits this call's deadline. */
-  @Timeout(7_000)
+  @AttemptTimeout(7_000)
   product(url: string): Promise<AxiosResponse> {
     return this.http.get(url);
   }
 
   /** The same, for a call that may be shed: the service called sees its criticality. */
-  @Timeout(7_000)
+  @AttemptTimeout(7_000)
   @WithCriticality('sheddable')
   recommendations(url: string): Promise<AxiosResponse> {
     return this.http.get(url);
@@ -120,7 +120,7 @@ class HedgedCatalog {
   constructor(@Inject(getResilientHttpClientToken('hedged')) private readonly http: ResilientHttpClient) {}
 
   /** Made before the first `await`: the hedged request inherits this call's deadline and criticality. */
-  @Timeout(700)
+  @AttemptTimeout(700)
   @WithCriticality('sheddable')
   product(): Promise<AxiosResponse> {
     return this.http.get('/item');

@@ -12,7 +12,7 @@ import {
 } from '../../../src/index.js';
 import { currentResilienceContext, RequestDeadlineInterceptor } from '../../../src/nest/index.js';
 import { readRpcMetadata } from '../../../src/nest/deadlines/rpc-metadata.propagation.js';
-import { toResilienceRpcError } from '../../../src/nest/rpc/index.js';
+import { toResilienceRpcError } from '../../../src/nest/microservices/index.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 
 /**

@@ -27,8 +27,8 @@ import {
   ResilientClientProxy,
   ResilientClientsModule,
   type ResilientClientOptions,
-} from '../../../src/nest/rpc/index.js';
-import { freePort } from '../../rpc/rpc-transports.js';
+} from '../../../src/nest/microservices/index.js';
+import { freePort } from '../../microservices/rpc-transports.js';
 
 /** What service B's handler saw of one message. */
 export interface SeenByB {

@@ -40,7 +40,7 @@ import {
   ResilienceValidationError,
   Retry,
 } from '../../../src/index.js';
-import { freePort } from '../../rpc/rpc-transports.js';
+import { freePort } from '../../microservices/rpc-transports.js';
 
 describe('an RPC handler with @Retry on a TCP microservice', () => {
   const seen: Record<string, unknown[][]> = {};

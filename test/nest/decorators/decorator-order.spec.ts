@@ -1,10 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
-import { STRATEGY_SECTIONS } from '../../../src/core.entry.js';
-import { RESILIENCE_DECORATOR_ORDER } from '../../../src/nest/index.js';
+import { STRATEGY_CATALOG, STRATEGY_SECTIONS } from '../../../src/core.entry.js';
+import { AttemptTimeout, RESILIENCE_DECORATOR_ORDER, Timeout } from '../../../src/nest/index.js';
 
 describe('the decorators follow the one composition order', () => {
-  it('is the order of decorators, with the nested pipeline slotted in', () => {
-    expect(RESILIENCE_DECORATOR_ORDER).toEqual([
+  it('is the order of the catalog lines that have a decorator, with the nested pipeline slotted in', () => {
+    const decorated = STRATEGY_CATALOG.filter((line) => line.decorator);
+    expect(decorated.map((line) => line.name)).toEqual([
       'fallback',
       'pipeline',
       'rateLimiter',
@@ -16,7 +17,7 @@ describe('the decorators follow the one composition order', () => {
       'circuitBreaker',
       'timeout',
     ]);
-    expect(STRATEGY_SECTIONS.filter((s) => s.decorator).map((s) => `@${s.decorator}`)).toEqual([
+    expect(decorated.map((line) => `@${line.decorator}`)).toEqual([
       '@Fallback',
       '@UseResiliencePipeline',
       '@RateLimit',
@@ -26,7 +27,14 @@ describe('the decorators follow the one composition order', () => {
       '@Retry',
       '@AdaptiveThrottling',
       '@CircuitBreaker',
-      '@Timeout',
+      '@AttemptTimeout',
     ]);
+    // The deprecated names of the same order.
+    expect(RESILIENCE_DECORATOR_ORDER).toEqual(decorated.map((line) => line.name));
+    expect(STRATEGY_SECTIONS).toBe(STRATEGY_CATALOG);
+  });
+
+  it('keeps @Timeout as the deprecated name of @AttemptTimeout', () => {
+    expect(Timeout).toBe(AttemptTimeout);
   });
 });

@@ -10,7 +10,7 @@ import {
   ResilienceModule,
   ResiliencePipelineBuilder,
   ResiliencePipelineRegistry,
-  Timeout,
+  AttemptTimeout,
   UseResiliencePipeline,
 } from '../../../src/index.js';
 
@@ -26,7 +26,7 @@ class Inventory {
     return `${sku}: 3`;
   }
 
-  @Timeout(1_000)
+  @AttemptTimeout(1_000)
   @UseResiliencePipeline('reads')
   async countWithTimeout(sku: string): Promise<string> {
     this.calls++;

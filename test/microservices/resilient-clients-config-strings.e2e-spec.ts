@@ -8,7 +8,7 @@ import {
   ResiliencePipelineRegistry,
   type ValidationIssue,
 } from '../../src/index.js';
-import { ResilientClientsModule, type StandardRpcPipelineOptions } from '../../src/nest/rpc/index.js';
+import { ResilientClientsModule, type StandardRpcPipelineOptions } from '../../src/nest/microservices/index.js';
 
 /** Module configuration from the environment: every value a string. */
 describe('ResilientClientsModule: standard pipeline options given as strings', () => {

@@ -4,7 +4,7 @@ import { dirname, join, resolve } from 'node:path';
 import { ClientProxyFactory, Transport } from '@nestjs/microservices';
 import { lastValueFrom } from 'rxjs';
 import { ResiliencePipelineRegistry, ResilienceValidationError } from '../../src/core.entry.js';
-import { ResilientClients } from '../../src/nest/rpc/index.js';
+import { ResilientClients } from '../../src/nest/microservices/index.js';
 
 /** Every source file reachable from `entry` through relative imports (type-only imports included). */
 function reachable(entry: string): Map<string, string> {
@@ -30,7 +30,7 @@ describe('@nestjs/microservices stays an optional peer', () => {
   });
 
   it('the microservices entry is the one that does', () => {
-    const files = reachable(join('src', 'nest', 'rpc', 'index.ts'));
+    const files = reachable(join('src', 'nest', 'microservices', 'index.ts'));
     expect([...files.values()].some((source) => source.includes("from '@nestjs/microservices'"))).toBe(true);
   });
 });

@@ -1,6 +1,6 @@
 import { types } from 'node:util';
 import {
-  isCancellationError,
+  isCancellation,
   isTimeoutRejectedError,
   isTransientNetworkError,
   ResiliencePropertyKey,
@@ -138,7 +138,7 @@ export const handleRetryableRpcFailure: OutcomePredicate<unknown> = (args) => {
   const info = callInfoOf(args);
   if (info && !info.retryable) return false;
   const error = outcome.error;
-  if (isCancellationError(error)) return false; // the caller gave up
+  if (isCancellation(error)) return false; // the caller gave up
   if (isRpcTransportError(error) || isResilienceRpcError(error)) return true;
   if (!isRemoteRpcError(error)) return false;
   return info?.retryRemoteErrors(error) ?? false;

@@ -344,7 +344,7 @@ export function mqttTransport(): TransportUnderTest {
     server: () => ({ transport: Transport.MQTT, options: { url: url() } }),
     client: () => ({ transport: Transport.MQTT, options: { url: url() } }),
     // A client of a port where no broker ever ran: it must fail at once, not reconnect forever. A broker
-    // killed under a client with default reconnects is test/rpc/broker-outage.e2e-spec.ts.
+    // killed under a client with default reconnects is test/microservices/broker-outage.e2e-spec.ts.
     deadClient: (dead) => ({
       transport: Transport.MQTT,
       options: { url: `mqtt://127.0.0.1:${dead}`, reconnectPeriod: 0 },

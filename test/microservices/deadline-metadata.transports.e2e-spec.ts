@@ -37,7 +37,7 @@ import {
   getResilientClientToken,
   ResilientClientsModule,
   type ResilientClientProxy,
-} from '../../src/nest/rpc/index.js';
+} from '../../src/nest/microservices/index.js';
 import { FakeTimeProvider } from '../../src/testing/index.js';
 import { freePort, startMosquitto, startNats, startRabbitMq, startRedis, type Broker } from './rpc-transports.js';
 

@@ -7,7 +7,7 @@ import {
   Transport,
   type ClientOptions,
 } from '@nestjs/microservices';
-import { transportMetadataWriter } from '../../src/nest/rpc/transport-metadata.writer.js';
+import { transportMetadataWriter } from '../../src/nest/microservices/transport-metadata.writer.js';
 
 /** Which clients carry the budget in their transport's metadata (the clients are made, never connected). */
 describe('transportMetadataWriter', () => {

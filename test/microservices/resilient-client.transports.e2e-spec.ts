@@ -15,7 +15,7 @@ import {
   ResilientClientsModule,
   RPC_PREDICATES,
   type ResilientClientProxy,
-} from '../../src/nest/rpc/index.js';
+} from '../../src/nest/microservices/index.js';
 import { ResilienceModule } from '../../src/nest/index.js';
 import { FakeTimeProvider, flushPromises } from '../../src/testing/index.js';
 import { driveWithClock } from '../utils/drive.js';

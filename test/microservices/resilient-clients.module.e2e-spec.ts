@@ -17,8 +17,8 @@ import {
   RPC_PREDICATES,
   STANDARD_RPC_PIPELINE_DEFAULTS,
   type ResilientClientsModuleOptions,
-} from '../../src/nest/rpc/index.js';
-import { ResilienceModule, Timeout, type ResilienceModuleOptions } from '../../src/nest/index.js';
+} from '../../src/nest/microservices/index.js';
+import { ResilienceModule, AttemptTimeout, type ResilienceModuleOptions } from '../../src/nest/index.js';
 import { FakeTimeProvider } from '../../src/testing/index.js';
 import { InventoryModule, InventoryState } from './inventory.fixture.js';
 import { freePort } from './rpc-transports.js';
@@ -28,7 +28,7 @@ class OrderService {
   constructor(@InjectResilientClient('inventory') readonly inventory: ResilientClientProxy) {}
 
   /** A decorated method: the call inherits its signal, so its timeout cancels the call. */
-  @Timeout(300)
+  @AttemptTimeout(300)
   hold(): Promise<unknown> {
     return lastValueFrom(this.inventory.send('inventory.hang', {}));
   }

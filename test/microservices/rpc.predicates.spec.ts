@@ -25,7 +25,7 @@ import {
   standardRpcPipeline,
   toResilienceRpcError,
   type RpcCallInfo,
-} from '../../src/nest/rpc/index.js';
+} from '../../src/nest/microservices/index.js';
 
 function withCode(message: string, code: string): Error {
   return Object.assign(new Error(message), { code });

@@ -11,7 +11,7 @@ import {
   ResilientClientsModule,
   RPC_PREDICATES,
   type ResilientClientProxy,
-} from '../../src/nest/rpc/index.js';
+} from '../../src/nest/microservices/index.js';
 import { FakeTimeProvider } from '../../src/testing/index.js';
 import { driveWithClock } from '../utils/drive.js';
 import { InventoryModule, InventoryState } from './inventory.fixture.js';
