@@ -127,7 +127,6 @@ function addSection(
     ...strategyRegistration(registration, options, label),
     section: sectionName,
     validate: (sectionIssues, o, pipeline) => {
-      // Stryker disable next-line OptionalChaining: equivalent — every built-in registration (the only ones sections have) validates its options
       registration.validate?.(sectionIssues, o, pipeline);
       definition.validate?.(sectionIssues, o, env.services);
     },

@@ -347,7 +347,7 @@ function executeWithinDeadline<R, S>(
     (error: unknown) => {
       const endedByDeadline = scope.abortedHere && !parentScope.aborted;
       finish();
-      if (endedByDeadline && (error === reason || isCancellation(error) || isTimeoutFault(error))) {
+      if (endedByDeadline && (isCancellation(error) || isTimeoutFault(error))) {
         throw new DeadlineExceededError(budget, { cause: error });
       }
       throw error;

@@ -219,6 +219,28 @@ describe('rejections', () => {
     await expect(queued).rejects.toBe(predicateError);
     await expect(pipeline.execute(() => 'free again')).resolves.toBe('free again');
   });
+
+  it('asks isDropped about a failure, never about a cancellation (an abort error, or any error once the caller cancelled)', async () => {
+    const asked: unknown[] = [];
+    const pipeline = new ResiliencePipelineBuilder({ timeProvider: new FakeTimeProvider() })
+      .addAdaptiveConcurrencyLimiter({ isDropped: (error) => asked.push(error) > 0 })
+      .build();
+    const failure = new Error('boom');
+    await expect(pipeline.execute(() => Promise.reject(failure))).rejects.toBe(failure);
+    const abort = new DOMException('stopped', 'AbortError');
+    await expect(pipeline.execute(() => Promise.reject(abort))).rejects.toBe(abort);
+    const caller = new AbortController();
+    const late = new Error('failed after the caller left');
+    const afterCancel = pipeline.execute(
+      () => {
+        caller.abort();
+        return Promise.reject(late);
+      },
+      { signal: caller.signal },
+    );
+    await expect(afterCancel).rejects.toBe(late);
+    expect(asked).toEqual([failure]);
+  });
 });
 
 describe('the adaptiveConcurrency section', () => {

@@ -11,6 +11,7 @@ import {
   isOverloadRejection,
   isRateLimiterRejectedError,
   RateLimiterRejectedError,
+  ResilienceContext,
   ResiliencePipeline,
   ResiliencePipelineBuilder,
   ResiliencePipelineRegistry,
@@ -53,6 +54,14 @@ describe('adaptive throttling', () => {
       k: DEFAULT_ADAPTIVE_THROTTLING_K,
       window: DEFAULT_ADAPTIVE_THROTTLING_WINDOW,
     });
+  });
+
+  it('handles a refusal by default, unless it is a cancellation', () => {
+    const context = new ResilienceContext();
+    const failure = (error: unknown) => ({ outcome: { ok: false as const, error }, context });
+    expect(handleOverloadRejection(failure(unavailable()))).toBe(true);
+    expect(handleOverloadRejection(failure(Object.assign(unavailable(), { name: 'AbortError' })))).toBe(false);
+    expect(handleOverloadRejection(failure(new Error('Internal Server Error')))).toBe(false);
   });
 
   it('draws a random number only while a rejection is possible', async () => {

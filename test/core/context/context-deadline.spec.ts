@@ -111,6 +111,26 @@ describe('the caller deadline of a context', () => {
     expect(time.pendingTimerCount).toBe(0);
   });
 
+  it('reads the error a callback ends with once the deadline aborted it: an abort or timeout error is the deadline, another error stays', async () => {
+    const time = new FakeTimeProvider();
+    const pipeline = new ResiliencePipelineBuilder({ timeProvider: time }).build();
+    /** A callback that, when its signal aborts, fails with `error` instead of the signal's reason. */
+    const failingWith = (error: unknown) => (context: ResilienceContext) =>
+      new Promise((_, reject) => context.signal.addEventListener('abort', () => reject(error)));
+    const abort = new DOMException('request aborted', 'AbortError');
+    const timeout = new DOMException('request timed out', 'TimeoutError');
+    const other = new Error('connection reset while aborting');
+    const results = [abort, timeout, other].map((error) =>
+      settle(pipeline.execute(failingWith(error), { deadline: 100 })),
+    );
+    await time.advanceAsync(100);
+    const [fromAbort, fromTimeout, fromOther] = await Promise.all(results);
+    expect(isDeadlineExceededError(fromAbort)).toBe(true);
+    expect((fromAbort as DeadlineExceededError).cause).toBe(abort);
+    expect(isDeadlineExceededError(fromTimeout)).toBe(true);
+    expect(fromOther).toBe(other);
+  });
+
   it('leaves other failures and a caller cancellation as they are', async () => {
     const time = new FakeTimeProvider();
     const pipeline = new ResiliencePipelineBuilder({ timeProvider: time }).build();

@@ -34,6 +34,28 @@ async function runRecordingDelays<T>(
 }
 
 describe('retry strategy', () => {
+  it('reports a first attempt that succeeds, also when it runs inline with the strategies next to it', async () => {
+    for (const shape of [
+      (b: ResiliencePipelineBuilder) => b.addRetry(),
+      (b: ResiliencePipelineBuilder) => b.addRetry().addTimeout(1_000),
+    ]) {
+      const listener = new RecordingListener();
+      const builder = new ResiliencePipelineBuilder({
+        timeProvider: new FakeTimeProvider(),
+        telemetryListeners: [listener],
+      });
+      await expect(
+        shape(builder)
+          .build()
+          .execute(() => 'ok'),
+      ).resolves.toBe('ok');
+      const attempts = listener.events.filter((e) => e.eventName === 'ExecutionAttempt');
+      expect(attempts.map((e) => [e.severity, (e.arguments as { attemptNumber: number }).attemptNumber])).toEqual([
+        ['information', 0],
+      ]);
+    }
+  });
+
   it('returns the first success without waiting', async () => {
     const { time, builder } = setup();
     const fn = failTimes(0, 'ok');
