@@ -18,7 +18,7 @@
 //
 // `--record-durations` rewrites scripts/test-durations.json from this run's per-file times.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -175,7 +175,8 @@ if (record) {
   }
   const sorted = Object.fromEntries(
     Object.entries(next)
-      .filter(([file]) => files.includes(file))
+      // A run of some files keeps the others' durations; a file that no longer exists leaves.
+      .filter(([file]) => existsSync(join(root, file)))
       .sort(([a], [b]) => a.localeCompare(b)),
   );
   writeFileSync(durationsFile, `${JSON.stringify(sorted, null, 2)}\n`);
