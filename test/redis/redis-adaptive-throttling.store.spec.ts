@@ -62,7 +62,7 @@ describe('Redis adaptive throttling store: keys and sums', () => {
   it('keeps one hash per bucket, <keyPrefix>:at:{<key>}:<bucket>, expiring after ttl', async () => {
     const c = await client();
     const keyPrefix = uniquePrefix('app');
-    const store = new RedisAdaptiveThrottlingStore({ client: c, keyPrefix });
+    const store = new RedisAdaptiveThrottlingStore({ client: c, keyPrefix, operationTimeout: 5_000 });
     const answer = await store.sync(
       request({
         key: 'rpc:{orders}%',
@@ -93,7 +93,11 @@ describe('Redis adaptive throttling store: keys and sums', () => {
   });
 
   it("sums every instance's totals per bucket; a sync repeated or late counts once; buckets outside the window are ignored", async () => {
-    const store = new RedisAdaptiveThrottlingStore({ client: await client(), keyPrefix: uniquePrefix('sums') });
+    const store = new RedisAdaptiveThrottlingStore({
+      client: await client(),
+      keyPrefix: uniquePrefix('sums'),
+      operationTimeout: 5_000,
+    });
     await store.sync(request({ instance: 'a', counts: [{ bucket: 90, requests: 4, accepts: 2 }] }));
     const sent = request({ instance: 'b', counts: [{ bucket: 90, requests: 3, accepts: 3 }] });
     await store.sync(sent);

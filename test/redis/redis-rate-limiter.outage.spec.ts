@@ -64,14 +64,15 @@ describe('distributed rate limiter: keys and answers', () => {
       keyPrefix,
       limit,
       partitionKey: (ctx) => ctx.operationKey!,
+      operationTimeout: 5_000,
     });
     await partitioned.acquire(as('ann'));
-    await new RedisRateLimiter({ client: c, name, keyPrefix, limit }).acquire(as());
+    await new RedisRateLimiter({ client: c, name, keyPrefix, limit, operationTimeout: 5_000 }).acquire(as());
     expect((await c.keys(`${keyPrefix}:*`)).sort()).toEqual([
       `${keyPrefix}:rl2:{${name}:ann}`,
       `${keyPrefix}:rl2:{${name}}`,
     ]);
-    await new RedisRateLimiter({ client: c, name, limit }).acquire(as());
+    await new RedisRateLimiter({ client: c, name, limit, operationTimeout: 5_000 }).acquire(as());
     expect(await c.exists(`nest-resilience:rl2:{${name}}`)).toBe(1);
     await c.del(`nest-resilience:rl2:{${name}}`);
   });

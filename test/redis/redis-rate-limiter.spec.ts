@@ -98,6 +98,7 @@ describe('distributed rate limiters on Redis', () => {
         name: limit.kind,
         limit,
         timeProvider: time,
+        operationTimeout: 5_000,
       });
       const pipeline = new ResiliencePipelineBuilder({ timeProvider: time }).addRateLimiter({ limiter }).build();
       for (let i = 0; i < 3; i++) {
@@ -172,6 +173,7 @@ describe('distributed rate limiters on Redis', () => {
       name: 'per-user',
       limit: { kind: 'sliding-window', permitLimit: 1, window: 60_000 },
       partitionKey: (ctx) => ctx.operationKey ?? 'anonymous',
+      operationTimeout: 5_000,
     });
     const as = (user: string) => limiter.acquire(new ResilienceContext({ operationKey: user }));
     expect((await Promise.all([as('ann'), as('bob'), as('ann')])).map((l) => l.acquired)).toEqual([true, true, false]);
