@@ -1,5 +1,6 @@
 /**
- * `npm run mutate:core` — Stryker 9.6 (the newest that runs on Node 20) on src/core. See CONTRIBUTING.md
+ * `npm run mutate:core` — Stryker 9.6 (the newest that runs on Node 20) on src/core and src/config (the
+ * configuration layer above the engine, tested by the same specs). See CONTRIBUTING.md
  * (Testing) for how it is run and what the last run measured.
  *
  * @type {import('@stryker-mutator/api/core').PartialStrykerOptions}
@@ -11,7 +12,7 @@ export default {
   coverageAnalysis: 'perTest',
   // Static mutants (module-level constants) would need every test for each: left out, listed in the report.
   ignoreStatic: true,
-  mutate: ['src/core/**/*.ts', '!src/core/**/index.ts'],
+  mutate: ['src/core/**/*.ts', '!src/core/**/index.ts', 'src/config/**/*.ts', '!src/config/**/index.ts'],
   // In-process ESM Jest runs leak memory: restart each runner after 20 mutants.
   maxTestRunnerReuse: 20,
   timeoutMS: 5_000,

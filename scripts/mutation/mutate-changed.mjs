@@ -1,4 +1,5 @@
-// `npm run mutate:changed` — the mutation run CI can afford: Stryker on the engine and Redis source files
+// `npm run mutate:changed` — the mutation run CI can afford: Stryker on the engine (with its configuration
+// layer) and Redis source files
 // that changed since a base commit (default: the first parent of HEAD, i.e. the last commit or merge),
 // with the same configurations, thresholds and incremental files as `npm run mutate`.
 //
@@ -10,8 +11,8 @@
 import { spawnSync } from 'node:child_process';
 
 const PARTS = [
-  { name: 'core', folder: 'src/core/', config: 'stryker.config.js' },
-  { name: 'redis', folder: 'src/redis/', config: 'stryker.redis.config.js' },
+  { name: 'core', folders: ['src/core/', 'src/config/'], config: 'stryker.config.js' },
+  { name: 'redis', folders: ['src/redis/'], config: 'stryker.redis.config.js' },
 ];
 
 function git(...args) {
@@ -22,7 +23,7 @@ function git(...args) {
 
 function changedFiles(base) {
   // Lines changed per file, so that with a cap the files that changed most are mutated first.
-  const stat = git('diff', '--numstat', '--diff-filter=AMR', base, 'HEAD', '--', 'src/core', 'src/redis');
+  const stat = git('diff', '--numstat', '--diff-filter=AMR', base, 'HEAD', '--', 'src/core', 'src/config', 'src/redis');
   return stat
     .split('\n')
     .filter(Boolean)
@@ -48,9 +49,9 @@ function main() {
   const changed = changedFiles(base);
   let status = 0;
   for (const part of PARTS) {
-    const files = changed.filter(({ file }) => file.startsWith(part.folder));
+    const files = changed.filter(({ file }) => part.folders.some((folder) => file.startsWith(folder)));
     if (files.length === 0) {
-      console.log(`mutate:changed: no ${part.folder} source file changed since ${base.slice(0, 12)}.`);
+      console.log(`mutate:changed: no ${part.folders.join(' or ')} source file changed since ${base.slice(0, 12)}.`);
       continue;
     }
     const chosen = files.slice(0, max).map(({ file }) => file);
