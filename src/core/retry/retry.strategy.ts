@@ -10,6 +10,7 @@ import {
   isIsolatedCircuitError,
 } from '../resilience.errors.js';
 import type { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
+import { offerTimestamp, takeTimestamp } from '../time/shared-timestamp.util.js';
 import { getTimestamp, type TimeProvider } from '../time/time.provider.js';
 import type { InlineStrategy } from '../inline-strategy.interface.js';
 import { RetryBudget } from './retry.budget.js';
@@ -110,14 +111,19 @@ export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T
     // Stryker disable next-line ConditionalExpression: equivalent — `true` runs the loop at once, which takes the same decisions as the inline first attempt
     if (this.loopsAtOnce) return this.loop(next, context, undefined, 0);
     context.attemptNumber = 0;
-    return this.timed ? getTimestamp(this.time) : undefined;
+    // The pipeline's start, when this is its outermost strategy and the pipeline is timed.
+    return this.timed ? takeTimestamp(this, this.time) : undefined;
   }
 
   /** @internal A value ends the call unless a predicate may want to retry it. */
   // Stryker disable next-line BlockStatement: equivalent — without it the value goes through inlineResume, whose loop returns it unjudged by the default predicate
   inlineExitValue(state: unknown, context: ResilienceContext, value: T): boolean {
     if (this.handlesResults) return false;
-    if (this.reportsAttempts) this.reportFirstValue(state as number | undefined, context, value);
+    if (this.reportsAttempts) {
+      const ended = this.reportFirstValue(state as number | undefined, context, value);
+      // The pipeline's end, when this is its outermost strategy (taken only then, see `offerTimestamp`).
+      if (ended !== undefined) offerTimestamp(this, this.time, ended);
+    }
     return true;
   }
 
@@ -125,13 +131,15 @@ export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T
    * The first attempt returned a value the default predicate never handles (nor a cancelled call's):
    * reported without entering the loop.
    */
-  private reportFirstValue(started: number | undefined, context: ResilienceContext, value: T): void {
+  private reportFirstValue(started: number | undefined, context: ResilienceContext, value: T): number | undefined {
+    const ended = started === undefined ? undefined : getTimestamp(this.time);
     this.telemetry.report('ExecutionAttempt', 'information', context, {
       outcome: outcomeFromValue(value),
       attemptNumber: 0,
-      duration: started === undefined ? 0 : getTimestamp(this.time) - started,
+      duration: ended === undefined ? 0 : ended - started!,
       handled: false,
     });
+    return ended;
   }
 
   /** @internal The first attempt settled: retry it if it failed (or if its value is to be judged). */
@@ -159,7 +167,7 @@ export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T
       for (;;) {
         context.attemptNumber = attempt;
         // Stryker disable next-line ConditionalExpression: equivalent — `true` times attempts nobody is told about
-        const started = !timed ? 0 : pending !== undefined ? (firstStarted ?? 0) : getTimestamp(this.time);
+        const started = !timed ? 0 : pending !== undefined ? (firstStarted ?? 0) : takeTimestamp(this, this.time);
         let outcome: Outcome<T>;
         if (pending !== undefined) {
           outcome = pending;
