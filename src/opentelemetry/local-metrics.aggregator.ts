@@ -1,5 +1,13 @@
 import { ValueType, type Attributes, type HrTime } from '@opentelemetry/api';
 
+/*
+ * Two things the SDK does not do for the listener. `producer` mode hands the reader data that is already
+ * aggregated (the `MetricProducer` contract: the SDK exports it as given, it does not aggregate it again),
+ * so the counters and histograms live here. And the SDK keeps no state per attribute object — every
+ * `record` sorts and serialises the tags again (`hashAttributes`) — so `SeriesCache` at least builds each
+ * series' tags once, for the instruments mode and for spans.
+ */
+
 /** The SDK's default explicit bucket boundaries, in milliseconds. @internal */
 export const DEFAULT_DURATION_BOUNDARIES: readonly number[] = [
   0, 5, 10, 25, 50, 75, 100, 250, 500, 750, 1_000, 2_500, 5_000, 7_500, 10_000,

@@ -77,6 +77,29 @@ describe('durations that start or end together read the clock once', () => {
     expect(time.reads).toBe(5);
   });
 
+  it("the shared end leaves out of the pipeline's duration what listeners do with the attempt's event", async () => {
+    const time = new FakeTimeProvider();
+    const listener = recorder();
+    const slowListener: TelemetryListener = {
+      write: (event) => {
+        if (event.eventName === 'ExecutionAttempt') time.advance(10);
+      },
+    };
+    const pipeline = new ResiliencePipelineBuilder({ timeProvider: time, telemetryListeners: [slowListener, listener] })
+      .addRetry()
+      .build();
+
+    await pipeline.execute(() => {
+      time.advance(1);
+      return 'ok';
+    });
+
+    expect(durations(listener.events)).toEqual([
+      ['ExecutionAttempt', 1],
+      ['PipelineExecuted', 1],
+    ]);
+  });
+
   it('a retry that is not the outermost strategy times its attempts itself', async () => {
     const time = new CountingClock();
     const listener = recorder();
