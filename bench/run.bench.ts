@@ -13,6 +13,7 @@ import { allScenarios } from './scenarios.bench.js';
  * `npm run bench [-- <filter>] [-- --update-readme] [-- --sweeps=N] [-- --json=FILE] [-- --compare=FILE]
  * [-- --before=DIR] [-- --cpu-prof-dir=DIR]`. `--before` names the `dist/bench` folder of another build
  * (say, of the main branch): its nest-resilience cases run in the same sweeps, as "nest-resilience (before)".
+ * `--json` also saves every pooled round, so other statistics than the median can be worked out.
  *
  * Every (scenario, library) runs in its own fresh process, so no JIT or GC state leaks from one case into
  * the next. A sweep runs every case once; sweeps rotate the order of scenarios and of the cases within
@@ -37,6 +38,8 @@ interface Row {
   readonly caseName: string;
   readonly ns: number;
   readonly spread: number;
+  /** Every round of every process, sorted (for `--json`). */
+  readonly rounds: readonly number[];
   readonly bytesPerCall: number;
 }
 
@@ -223,6 +226,7 @@ async function main(): Promise<void> {
       rows.push({
         scenario,
         caseName: c.name,
+        rounds,
         ns,
         spread: (q(0.75) - q(0.25)) / ns,
         bytesPerCall: bytes.length > 0 ? median(bytes) : NaN,
@@ -235,6 +239,7 @@ async function main(): Promise<void> {
       name: r.caseName,
       ns: r.ns,
       bytesPerCall: r.bytesPerCall,
+      rounds: r.rounds,
     }));
     writeFileSync(jsonFile, JSON.stringify(json, null, 2));
   }

@@ -1,5 +1,13 @@
 import { ValueType, type Attributes, type HrTime } from '@opentelemetry/api';
 
+/*
+ * Two things the SDK does not do for the listener. `producer` mode hands the reader data that is already
+ * aggregated (the `MetricProducer` contract: the SDK exports it as given, it does not aggregate it again),
+ * so the counters and histograms live here. And the SDK keeps no state per attribute object — every
+ * `record` sorts and serialises the tags again (`hashAttributes`) — so `SeriesCache` at least builds each
+ * series' tags once, for the instruments mode and for spans.
+ */
+
 /** The SDK's default explicit bucket boundaries, in milliseconds. @internal */
 export const DEFAULT_DURATION_BOUNDARIES: readonly number[] = [
   0, 5, 10, 25, 50, 75, 100, 250, 500, 750, 1_000, 2_500, 5_000, 7_500, 10_000,
@@ -115,6 +123,30 @@ function seriesKey(k1: unknown, k2: unknown, k3: unknown, k4: unknown): string {
 }
 
 /**
+ * The series of every source, remembering the source looked up last: a listener sees the events of one
+ * kind (attempts, pipeline executions) come from the same few sources, so most lookups cost a comparison.
+ */
+class SeriesTable<S> {
+  private readonly bySource = new Map<object, SourceSeries<S>>();
+  private lastSource: object | undefined;
+  private lastSeries: SourceSeries<S> | undefined;
+
+  of(source: object): SourceSeries<S> {
+    if (source === this.lastSource) return this.lastSeries!;
+    let series = this.bySource.get(source);
+    if (!series) this.bySource.set(source, (series = new SourceSeries<S>()));
+    this.lastSource = source;
+    this.lastSeries = series;
+    return series;
+  }
+
+  /** Every series kept, of every source. */
+  all(): S[] {
+    return [...this.bySource.values()].flatMap((series) => [...series.values()]);
+  }
+}
+
+/**
  * Values built once per series and reused: `get` returns the value of `source` told apart by up to four
  * keys, building it with `build(arg)` the first time. At most `limit` values are kept (unbounded
  * operation keys or error types must not grow memory); beyond it, `get` builds a fresh value each time.
@@ -123,14 +155,13 @@ function seriesKey(k1: unknown, k2: unknown, k3: unknown, k4: unknown): string {
  * @internal
  */
 export class SeriesCache<V> {
-  private readonly bySource = new Map<object, SourceSeries<V>>();
+  private readonly table = new SeriesTable<V>();
   private size = 0;
 
   constructor(private readonly limit = 2_000) {}
 
   get<A>(source: object, k1: unknown, k2: unknown, k3: unknown, k4: unknown, build: (arg: A) => V, arg: A): V {
-    let series = this.bySource.get(source);
-    if (!series) this.bySource.set(source, (series = new SourceSeries<V>()));
+    const series = this.table.of(source);
     const found = series.find(k1, k2, k3, k4);
     if (found !== undefined) return found;
     if (this.size >= this.limit) return build(arg);
@@ -147,9 +178,9 @@ export class SeriesCache<V> {
  * @internal
  */
 export class LocalMetrics {
-  private readonly counters = new Map<object, SourceSeries<CounterSeries>>();
-  private readonly attempts = new Map<object, SourceSeries<HistogramSeries>>();
-  private readonly pipelines = new Map<object, SourceSeries<HistogramSeries>>();
+  private readonly counters = new SeriesTable<CounterSeries>();
+  private readonly attempts = new SeriesTable<HistogramSeries>();
+  private readonly pipelines = new SeriesTable<HistogramSeries>();
   private readonly newCounter = (a: Attributes) => new CounterSeries(a);
   private readonly newHistogram = (a: Attributes) => new HistogramSeries(a, this.boundaries);
   private readonly startTime: HrTime;
@@ -197,7 +228,7 @@ export class LocalMetrics {
   collect(names: { events: string; attempts: string; pipelines: string }, now = Date.now()): ProducedMetric[] {
     const endTime = hrTime(now);
     const metrics: ProducedMetric[] = [];
-    const counters = [...this.counters.values()].flatMap((m) => [...m.values()]);
+    const counters = this.counters.all();
     if (counters.length) {
       metrics.push({
         descriptor: {
@@ -217,8 +248,8 @@ export class LocalMetrics {
         })),
       });
     }
-    const histogram = (name: string, description: string, series: Map<object, SourceSeries<HistogramSeries>>): void => {
-      const all = [...series.values()].flatMap((m) => [...m.values()]);
+    const histogram = (name: string, description: string, series: SeriesTable<HistogramSeries>): void => {
+      const all = series.all();
       if (!all.length) return;
       metrics.push({
         descriptor: { name, description, unit: 'ms', valueType: ValueType.DOUBLE },
@@ -248,7 +279,7 @@ export class LocalMetrics {
   }
 
   private series<S, A>(
-    all: Map<object, SourceSeries<S>>,
+    all: SeriesTable<S>,
     source: object,
     k1: unknown,
     k2: unknown,
@@ -258,8 +289,7 @@ export class LocalMetrics {
     tags: (arg: A) => Attributes,
     arg: A,
   ): S | undefined {
-    let bySource = all.get(source);
-    if (!bySource) all.set(source, (bySource = new SourceSeries<S>()));
+    const bySource = all.of(source);
     const found = bySource.find(k1, k2, k3, k4);
     if (found !== undefined) return found;
     // Unbounded operation keys or instance names must not grow memory without limit.

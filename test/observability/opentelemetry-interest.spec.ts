@@ -1,6 +1,16 @@
 import { describe, expect, it } from '@jest/globals';
-import type { Attributes, Histogram, Meter, MeterProvider } from '@opentelemetry/api';
-import { ResiliencePipelineBuilder } from '../../src/index.js';
+import {
+  INVALID_SPAN_CONTEXT,
+  trace,
+  type Attributes,
+  type Histogram,
+  type Meter,
+  type MeterProvider,
+  type SpanOptions,
+  type Tracer,
+  type TracerProvider,
+} from '@opentelemetry/api';
+import { ResilienceContext, ResiliencePipelineBuilder } from '../../src/index.js';
 import { OpenTelemetryListener } from '../../src/opentelemetry/index.js';
 import { FakeTimeProvider } from '../../src/testing/index.js';
 
@@ -75,5 +85,31 @@ describe('OpenTelemetryListener interest and attribute sets', () => {
     ).rejects.toThrow('bad');
     const failed = records.filter(([name]) => name.endsWith('pipeline.duration')).at(-1)![2];
     expect(failed).toEqual({ 'pipeline.name': 'orders', 'operation.key': 'get', 'exception.type': 'TypeError' });
+  });
+
+  it('starts every span of a series with the same name and options, and keeps nothing of a dropped span', async () => {
+    // A tracer whose sampler drops every span, as an AlwaysOffSampler does: non-recording spans.
+    const started: [string, SpanOptions | undefined][] = [];
+    const tracer = {
+      startSpan: (name: string, options?: SpanOptions) => {
+        started.push([name, options]);
+        return trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+      },
+    } as unknown as Tracer;
+    const tracerProvider: TracerProvider = { getTracer: () => tracer };
+    const listener = new OpenTelemetryListener({ metrics: false, tracerProvider });
+    const pipeline = new ResiliencePipelineBuilder({ name: 'orders', telemetryListeners: [listener] })
+      .addRetry()
+      .build();
+    const context = new ResilienceContext({ operationKey: 'get' });
+    const callback = () => 'ok';
+
+    await pipeline.execute(callback, context);
+    await pipeline.execute(callback, { operationKey: 'get' });
+
+    expect(started.map(([name]) => name)).toEqual(['resilience orders', 'resilience orders']);
+    expect(started[1][1]).toBe(started[0][1]);
+    expect(started[0][1]?.attributes).toEqual({ 'pipeline.name': 'orders', 'operation.key': 'get' });
+    expect(context.hasProperties).toBe(false);
   });
 });

@@ -1,5 +1,6 @@
 import type { ResilienceContext } from '../context/resilience.context.js';
 import { isThenable } from '../utils/is-thenable.util.js';
+import { withdrawTimestamp } from '../time/shared-timestamp.util.js';
 import type { InlineStrategy } from '../inline-strategy.interface.js';
 import type { StrategyNext } from '../resilience-strategy.interface.js';
 
@@ -45,8 +46,11 @@ export function inlineHead(
           }
         }
       }
+      // A timestamp one strategy offered another (`offerTimestamp`) lives within the enter loop.
+      withdrawTimestamp();
       result ??= inner(context);
     } catch (error) {
+      withdrawTimestamp();
       result = Promise.reject(error);
     }
     if (entered === 0) return result;
@@ -77,10 +81,16 @@ function exitOnSettle(
         try {
           done = strategies[k].inlineExitValue(state, context, value);
         } catch (error) {
+          withdrawTimestamp();
           return resume(strategies, nexts, context, k - 1, Promise.reject(error), s0, s1, s2, s3);
         }
-        if (!done) return resume(strategies, nexts, context, k, Promise.resolve(value), s0, s1, s2, s3);
+        if (!done) {
+          withdrawTimestamp();
+          return resume(strategies, nexts, context, k, Promise.resolve(value), s0, s1, s2, s3);
+        }
       }
+      // A timestamp one strategy offered another lives within the exit loop.
+      withdrawTimestamp();
       return value;
     },
     (error: unknown) => resume(strategies, nexts, context, last, Promise.reject(error), s0, s1, s2, s3),

@@ -5,10 +5,11 @@ import {
 } from '../context/resilience.context.js';
 import { outcomeFromError, outcomeFromValue, type Outcome } from '../outcome.model.js';
 import type { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
+import { PipelineTelemetryStrategy } from './pipeline-telemetry.strategy.js';
 import { LinkedCancellationScope } from '../context/cancellation.scope.js';
 import { DeadlineExceededError } from '../resilience.errors.js';
 import { isCancellation } from '../context/cancellation.rule.js';
-import { getTimestamp, systemTimeProvider, type TimeProvider } from '../time/time.provider.js';
+import { systemTimeProvider, type TimeProvider } from '../time/time.provider.js';
 import { MAX_TIMER_DELAY } from '../utils/options.validation.js';
 import { invokeCallback } from './callback.invoker.js';
 import { isInlineStrategy, type InlineStrategy } from '../inline-strategy.interface.js';
@@ -63,15 +64,11 @@ export interface ResilienceStrategyDescription {
 /** What a pipeline runs: its components and the chain built from them. Replaced whole by a reload. */
 interface PipelineCore {
   readonly components: PipelineComponents | undefined;
+  /**
+   * The chain: the strategies, and in front of them the pipeline's own events when some listener wants
+   * `PipelineExecuting` or `PipelineExecuted` (`PipelineTelemetryStrategy`).
+   */
   readonly head: StrategyNext<unknown>;
-  /** Set when some listener wants `PipelineExecuting` or `PipelineExecuted`: calls then take the telemetry path. */
-  readonly telemetry: StrategyTelemetry | undefined;
-  /** Whether some listener wants `PipelineExecuting`. */
-  readonly reportsExecuting: boolean;
-  /** Whether some listener wants `PipelineExecuted`. */
-  readonly reportsExecuted: boolean;
-  /** Whether some listener reads the duration of `PipelineExecuted` (the only reason to time the call). */
-  readonly timesExecuted: boolean;
 }
 
 /**
@@ -141,13 +138,12 @@ export class ResiliencePipeline<T = unknown> {
     if (context instanceof ResilienceContext) {
       if (context._pendingDeadline !== undefined) return executeWithinDeadline(this, core, callback, context, state);
       // A context already in use (a nested call) gets its callback restored afterwards: the slower path.
-      if (core.telemetry || context._callback !== undefined) return executeWithContext(core, callback, context, state);
+      if (context._callback !== undefined) return executeWithContext(core, callback, context, state);
       ctx = context;
     } else {
       if (context?.deadline !== undefined) {
         return executeWithinDeadline(this, core, callback, new ResilienceContext(context), state);
       }
-      if (core.telemetry) return executeWithContext(core, callback, context, state);
       ctx = new ResilienceContext(context);
     }
     ctx._callback = callback as ResilienceCallback<unknown, unknown>;
@@ -223,9 +219,29 @@ export class ResiliencePipeline<T = unknown> {
   }
 }
 
-/** Builds the chain of `components`: heads[i] runs strategies i… and then the callback. */
+/**
+ * Builds the chain of `components`: heads[i] runs strategies i… and then the callback; in front, the
+ * pipeline's own events when some listener wants them (pipeline events nobody wants cost nothing).
+ */
 function createCore(components: PipelineComponents | undefined): PipelineCore {
-  const strategies = components?.strategies ?? [];
+  const own = components?.strategies ?? [];
+  const telemetry = components?.telemetry;
+  const reportsExecuting = telemetry?.wants('PipelineExecuting') ?? false;
+  const reportsExecuted = telemetry?.wants('PipelineExecuted') ?? false;
+  const strategies =
+    reportsExecuting || reportsExecuted
+      ? [
+          new PipelineTelemetryStrategy(
+            telemetry!,
+            components!.timeProvider,
+            reportsExecuting,
+            reportsExecuted,
+            reportsExecuted && telemetry!.timesDuration('PipelineExecuted'),
+            own[0],
+          ),
+          ...own,
+        ]
+      : own;
   // Two or more strategies in a row that can run inline share one head (one promise hop and one closure
   // pair per call for the whole run).
   // Stryker disable next-line ArrayDeclaration: equivalent — every slot is assigned below before it is read
@@ -247,59 +263,38 @@ function createCore(components: PipelineComponents | undefined): PipelineCore {
       heads[i] = (context) => executeStrategy(strategy, next, context);
     }
   }
-  const telemetry = components?.telemetry;
-  const reportsExecuting = telemetry?.wants('PipelineExecuting') ?? false;
-  const reportsExecuted = telemetry?.wants('PipelineExecuted') ?? false;
-  return {
-    components,
-    head: heads[0],
-    // Pipeline events nobody wants leave calls on the path without telemetry.
-    telemetry: reportsExecuting || reportsExecuted ? telemetry : undefined,
-    reportsExecuting,
-    reportsExecuted,
-    timesExecuted: reportsExecuted && telemetry!.timesDuration('PipelineExecuted'),
-  };
+  return { components, head: heads[0] };
 }
 
 /**
- * A call with telemetry, or on a context already in use: restores what it changes on the context. A
- * promise chain rather than an `async` function: one continuation per call, no `settle` in between.
+ * A call on a context already in use (a nested call): restores what it changes on the context. A promise
+ * chain rather than an `async` function: one continuation per call, no `settle` in between.
  */
 function executeWithContext<R, S>(
   core: PipelineCore,
   callback: ResilienceCallback<R, S>,
-  context: ResilienceContext | ResilienceContextOptions | undefined,
+  ctx: ResilienceContext,
   state: S | undefined,
 ): Promise<R> {
-  const ctx = context instanceof ResilienceContext ? context : new ResilienceContext(context);
   // A context may be reused by a nested pipeline call: restore what this call changes.
   const previousCallback = ctx._callback;
   const previousState = ctx._state;
   const previousAttempt = ctx.attemptNumber;
   ctx._callback = callback as ResilienceCallback<unknown, unknown>;
   if (state !== previousState) ctx._state = state;
-  const time = core.components?.timeProvider;
-  const started = core.timesExecuted ? getTimestamp(time!) : 0;
-  if (core.reportsExecuting) core.telemetry!.report('PipelineExecuting', 'debug', ctx, {});
-  const finish = (outcome: Outcome<R>): void => {
+  const finish = (): void => {
     ctx._callback = previousCallback;
     if (state !== previousState) ctx._state = previousState;
     ctx.attemptNumber = previousAttempt;
-    if (core.reportsExecuted) {
-      core.telemetry!.report('PipelineExecuted', outcome.ok ? 'information' : 'error', ctx, {
-        outcome,
-        duration: core.timesExecuted ? getTimestamp(time!) - started : 0,
-      });
-    }
   };
   // No head throws synchronously (each catches what its strategy throws), so this is always a promise.
   return (core.head(ctx) as Promise<R>).then(
     (value) => {
-      finish(outcomeFromValue(value));
+      finish();
       return value;
     },
     (error: unknown) => {
-      finish(outcomeFromError(error));
+      finish();
       throw error;
     },
   );

@@ -5,6 +5,7 @@ import { handleAllErrors } from '../outcome.predicates.js';
 import type { ResilienceStrategy, StrategyBuilderContext, StrategyNext } from '../resilience-strategy.interface.js';
 import { getRetryAfter, isBrokenCircuitError, isIsolatedCircuitError } from '../resilience.errors.js';
 import type { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
+import { offerTimestamp, takeTimestamp } from '../time/shared-timestamp.util.js';
 import { getTimestamp, type TimeProvider } from '../time/time.provider.js';
 import type { InlineStrategy } from '../inline-strategy.interface.js';
 import { RetryBudget } from './retry.budget.js';
@@ -102,13 +103,18 @@ export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T
     this.budget?.recordCall();
     if (this.loopsAtOnce) return this.loop(next, context, undefined, 0);
     context.attemptNumber = 0;
-    return this.timed ? getTimestamp(this.time) : undefined;
+    // The pipeline's start, when this is its outermost strategy and the pipeline is timed.
+    return this.timed ? takeTimestamp(this, this.time) : undefined;
   }
 
   /** @internal A value ends the call unless a predicate may want to retry it. */
   inlineExitValue(state: unknown, context: ResilienceContext, value: T): boolean {
     if (this.handlesResults) return false;
-    if (this.reportsAttempts) this.reportFirstValue(state as number | undefined, context, value);
+    if (this.reportsAttempts) {
+      const ended = this.reportFirstValue(state as number | undefined, context, value);
+      // The pipeline's end, when this is its outermost strategy (taken only then, see `offerTimestamp`).
+      if (ended !== undefined) offerTimestamp(this, this.time, ended);
+    }
     return true;
   }
 
@@ -116,13 +122,15 @@ export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T
    * The first attempt returned a value the default predicate never handles (nor a cancelled call's):
    * reported without entering the loop.
    */
-  private reportFirstValue(started: number | undefined, context: ResilienceContext, value: T): void {
+  private reportFirstValue(started: number | undefined, context: ResilienceContext, value: T): number | undefined {
+    const ended = started === undefined ? undefined : getTimestamp(this.time);
     this.telemetry.report('ExecutionAttempt', 'information', context, {
       outcome: outcomeFromValue(value),
       attemptNumber: 0,
-      duration: started === undefined ? 0 : getTimestamp(this.time) - started,
+      duration: ended === undefined ? 0 : ended - started!,
       handled: false,
     });
+    return ended;
   }
 
   /** @internal The first attempt settled: retry it if it failed (or if its value is to be judged). */
@@ -149,7 +157,7 @@ export class RetryStrategy<T> implements ResilienceStrategy<T>, InlineStrategy<T
     try {
       for (;;) {
         context.attemptNumber = attempt;
-        const started = !timed ? 0 : pending !== undefined ? (firstStarted ?? 0) : getTimestamp(this.time);
+        const started = !timed ? 0 : pending !== undefined ? (firstStarted ?? 0) : takeTimestamp(this, this.time);
         let outcome: Outcome<T>;
         if (pending !== undefined) {
           outcome = pending;

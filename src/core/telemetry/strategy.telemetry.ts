@@ -37,6 +37,8 @@ export class StrategyTelemetry {
   /** True when some listener is attached (whether or not it wants anything). */
   readonly enabled: boolean;
   private readonly routes = new Map<string, Route>();
+  private lastEvent: string | undefined;
+  private lastRoute: Route | undefined;
 
   constructor(
     readonly source: ResilienceTelemetrySource,
@@ -81,6 +83,9 @@ export class StrategyTelemetry {
   }
 
   private route(eventName: string): Route {
+    // A strategy reports mostly one event per call (a retry's attempts, a pipeline's executions): the last
+    // route first, then the map.
+    if (eventName === this.lastEvent) return this.lastRoute!;
     let route = this.routes.get(eventName);
     if (route === undefined) {
       const bySeverity = SEVERITIES.map((severity) => {
@@ -92,6 +97,8 @@ export class StrategyTelemetry {
       route = { bySeverity, any: wanting.size > 0, timed };
       this.routes.set(eventName, route);
     }
+    this.lastEvent = eventName;
+    this.lastRoute = route;
     return route;
   }
 }

@@ -47,6 +47,17 @@ describe('promise hops of a call', () => {
     expect(await microtaskTurns(pipeline.execute(() => 1))).toBe(expected);
   });
 
+  it("a listener of the pipeline's own events costs no extra hop: they run inline with its strategies", async () => {
+    const listener = { write: () => undefined };
+    const pipeline = new ResiliencePipelineBuilder({ telemetryListeners: [listener] })
+      .addRetry()
+      .addCircuitBreaker()
+      .addTimeout(1_000)
+      .build();
+    expect(await microtaskTurns(pipeline.execute(() => 1))).toBe(2);
+    expect(await microtaskTurns(pipeline.execute(() => 1, new ResilienceContext()))).toBe(2);
+  });
+
   it('a context given by the caller (not in use by another call) costs no extra hop', async () => {
     const pipeline = new ResiliencePipelineBuilder().addRetry().addCircuitBreaker().addTimeout(1_000).build();
     expect(await microtaskTurns(pipeline.execute(() => 1, new ResilienceContext()))).toBe(2);
