@@ -42,6 +42,8 @@ interface PlanStep {
   recordInvocation: boolean;
   /** Set when the decorator names a pipeline that is itself invalid (reported once, with the pipeline). */
   namesInvalidPipeline: boolean;
+  /** `@UseResiliencePipeline`'s pipeline, the registry's own object. */
+  namedPipeline?: ResiliencePipeline<unknown>;
 }
 
 /** Adds one decorator's strategy; returns how it reads in the description, or nothing when it is invalid. */
@@ -74,6 +76,7 @@ export function planMethodPipeline(
   const parts: string[] = [];
   let recordInvocation = false;
   let namesInvalidPipeline = false;
+  let namedPipeline: ResiliencePipeline<unknown> | undefined;
 
   for (const section of strategyCatalog()) {
     const spec = meta.sections[section.name];
@@ -93,18 +96,25 @@ export function planMethodPipeline(
     if (part !== undefined) parts.push(part);
     recordInvocation ||= step.recordInvocation;
     namesInvalidPipeline ||= step.namesInvalidPipeline;
+    namedPipeline ??= step.namedPipeline;
   }
 
   v.addIssues(issues.problems);
   let pipeline: ResiliencePipeline<unknown>;
-  try {
-    pipeline = builder.build();
-  } catch (error) {
-    if (error instanceof ResilienceValidationError) {
-      v.addIssues(error.issues);
-      return undefined;
+  if (namedPipeline !== undefined && parts.length === 1) {
+    // `@UseResiliencePipeline` alone: the method runs the named pipeline itself, so its calls are that
+    // pipeline's in telemetry, inspection and health (the method is the calls' operation key).
+    pipeline = namedPipeline;
+  } else {
+    try {
+      pipeline = builder.build();
+    } catch (error) {
+      if (error instanceof ResilienceValidationError) {
+        v.addIssues(error.issues);
+        return undefined;
+      }
+      throw error;
     }
-    throw error;
   }
   if (!issues.isValid || namesInvalidPipeline) return undefined;
   const binding = createMethodBinding(
@@ -177,6 +187,7 @@ function planNamedPipeline(spec: unknown, step: PlanStep): string | undefined {
   }
   // The registry's own pipeline object, so the method follows its reloads and shares its state and name.
   builder.addPipeline(named);
+  step.namedPipeline = named;
   return `Pipeline(${name})`;
 }
 

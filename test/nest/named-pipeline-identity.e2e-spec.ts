@@ -6,6 +6,7 @@ import request from 'supertest';
 import type { App } from 'supertest/types.js';
 import {
   CircuitBreaker,
+  Fallback,
   ResilienceInterceptor,
   ResilienceModule,
   ResiliencePipelineRegistry,
@@ -43,6 +44,17 @@ class QuoteService {
   @UseResiliencePipeline('quotes')
   wholeQuote(): Promise<string> {
     this.attempts++;
+    return Promise.reject(new Error('no quote'));
+  }
+
+  @UseResiliencePipeline('quotes')
+  freeQuote(): Promise<string> {
+    return Promise.resolve('free');
+  }
+
+  @Fallback({ value: 'cached' })
+  @UseResiliencePipeline('quotes')
+  cachedQuote(): Promise<string> {
     return Promise.reject(new Error('no quote'));
   }
 }
@@ -119,6 +131,27 @@ describe('a named pipeline has one identity, whichever method uses it', () => {
     expect(new Set(breaker.map((e) => e.context.operationKey))).toEqual(
       new Set(['PaymentsService.refund', 'PaymentsService.charge']),
     );
+  });
+
+  it("@UseResiliencePipeline alone runs the named pipeline itself: its calls are the pipeline's, the method their operation key", async () => {
+    const executed = () =>
+      listener.events
+        .filter((e) => e.eventName === 'PipelineExecuted')
+        .map((e) => `${e.source.pipelineName} ${e.context.operationKey} ${e.severity}`);
+    listener.events.length = 0;
+    await expect(quotes.freeQuote()).resolves.toBe('free');
+    expect(executed()).toEqual(['quotes QuoteService.freeQuote information']);
+    expect(registry.knownPipelineNames).not.toContain('QuoteService.freeQuote');
+
+    // With a strategy of its own the method is a pipeline of its own, which runs the named one inside:
+    // each reports its own execution under its own name.
+    listener.events.length = 0;
+    await expect(quotes.cachedQuote()).resolves.toBe('cached');
+    expect(executed()).toEqual([
+      'quotes QuoteService.cachedQuote error',
+      'QuoteService.cachedQuote QuoteService.cachedQuote information',
+    ]);
+    expect(registry.knownPipelineNames).toContain('QuoteService.cachedQuote');
   });
 
   it('reload reaches section decorators, @UseResiliencePipeline and the interceptor', async () => {

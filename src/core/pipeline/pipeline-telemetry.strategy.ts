@@ -22,7 +22,8 @@ class WrappedCall {
  * chain: it runs inline with the strategies after it (no promise hop of its own on the success path),
  * and its start and end timestamps are those of an outermost retry's attempt when there is one (see
  * `offerTimestamp`). Built only when some listener wants one of the two events; never one of the
- * pipeline's strategies (not described, not inspected, not nested by `asStrategy`).
+ * pipeline's strategies (not described, not inspected); `asStrategy` runs it around the strategies, so a
+ * nested pipeline reports its own executions under its own name, as Polly's do.
  *
  * @internal
  */

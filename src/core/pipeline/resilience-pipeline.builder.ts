@@ -197,8 +197,9 @@ export class ResiliencePipelineBuilder<T = unknown> {
           strategies.push(nested.sectionAsStrategy(section)!);
           descriptions.push({ describe: () => nested.describeSection(section) });
           sections.push(undefined);
-        } else if (nested._reloadable) {
-          // A registry's pipeline: run whatever it runs at the time of the call.
+        } else if (nested._reloadable || nested._reportsExecutions) {
+          // A registry's pipeline: run whatever it runs at the time of the call. A pipeline that reports
+          // its own executions: report them in its place, under its name.
           strategies.push(nested.asStrategy());
           descriptions.push({ describe: () => nested.describe() });
           sections.push(undefined);

@@ -69,6 +69,8 @@ interface PipelineCore {
    * `PipelineExecuting` or `PipelineExecuted` (`PipelineTelemetryStrategy`).
    */
   readonly head: StrategyNext<unknown>;
+  /** The pipeline's own events, when some listener wants them; also reported when it runs nested. */
+  readonly reporter: PipelineTelemetryStrategy | undefined;
 }
 
 /**
@@ -160,8 +162,20 @@ export class ResiliencePipeline<T = unknown> {
    */
   asStrategy(): ResilienceStrategy<unknown> {
     return (this.nested ??= {
-      execute: (next, context) => runNested(this.core.components?.strategies ?? [], next, context),
+      execute: (next, context) => {
+        const { components, reporter } = this.core;
+        const strategies = components?.strategies ?? [];
+        // Its own executions too, under its own name (Polly's nested pipelines report theirs).
+        return reporter
+          ? reporter.execute((c) => runNested(strategies, next, c), context)
+          : runNested(strategies, next, context);
+      },
     });
+  }
+
+  /** @internal True when some listener wants this pipeline's own events (`PipelineExecuting`/`Executed`). */
+  get _reportsExecutions(): boolean {
+    return this.core.reporter !== undefined;
   }
 
   /**
@@ -228,20 +242,18 @@ function createCore(components: PipelineComponents | undefined): PipelineCore {
   const telemetry = components?.telemetry;
   const reportsExecuting = telemetry?.wants('PipelineExecuting') ?? false;
   const reportsExecuted = telemetry?.wants('PipelineExecuted') ?? false;
-  const strategies =
+  const reporter =
     reportsExecuting || reportsExecuted
-      ? [
-          new PipelineTelemetryStrategy(
-            telemetry!,
-            components!.timeProvider,
-            reportsExecuting,
-            reportsExecuted,
-            reportsExecuted && telemetry!.timesDuration('PipelineExecuted'),
-            own[0],
-          ),
-          ...own,
-        ]
-      : own;
+      ? new PipelineTelemetryStrategy(
+          telemetry!,
+          components!.timeProvider,
+          reportsExecuting,
+          reportsExecuted,
+          reportsExecuted && telemetry!.timesDuration('PipelineExecuted'),
+          own[0],
+        )
+      : undefined;
+  const strategies = reporter ? [reporter, ...own] : own;
   // Two or more strategies in a row that can run inline share one head (one promise hop and one closure
   // pair per call for the whole run).
   // Stryker disable next-line ArrayDeclaration: equivalent — every slot is assigned below before it is read
@@ -263,7 +275,7 @@ function createCore(components: PipelineComponents | undefined): PipelineCore {
       heads[i] = (context) => executeStrategy(strategy, next, context);
     }
   }
-  return { components, head: heads[0] };
+  return { components, head: heads[0], reporter };
 }
 
 /**

@@ -75,6 +75,100 @@ describe('a registered pipeline nested in another', () => {
   });
 });
 
+describe('a nested pipeline reports its own executions, under its own name', () => {
+  const executions = (listener: RecordingListener) =>
+    listener.events
+      .filter((e) => e.eventName === 'PipelineExecuting' || e.eventName === 'PipelineExecuted')
+      .map((e) => [e.eventName, e.source.pipelineName, e.context.operationKey, e.severity]);
+
+  it('a registered pipeline: its own PipelineExecuting and PipelineExecuted inside the outer one, with the outer call’s operation key', async () => {
+    const time = new FakeTimeProvider();
+    const listener = new RecordingListener();
+    const registry = new ResiliencePipelineRegistry({
+      timeProvider: time,
+      telemetryListeners: [listener],
+      pipelines: { orders: { retry: { maxRetryAttempts: 1, delay: 0 } } },
+    });
+    const outer = registry.createBuilder('Orders.place').addPipeline(registry.getPipeline('orders')).build();
+    await expect(outer.execute(() => 'placed', { operationKey: 'Orders.place' })).resolves.toBe('placed');
+    expect(executions(listener)).toEqual([
+      ['PipelineExecuting', 'Orders.place', 'Orders.place', 'debug'],
+      ['PipelineExecuting', 'orders', 'Orders.place', 'debug'],
+      ['PipelineExecuted', 'orders', 'Orders.place', 'information'],
+      ['PipelineExecuted', 'Orders.place', 'Orders.place', 'information'],
+    ]);
+
+    listener.events.length = 0;
+    let calls = 0;
+    const slowFailure = async () => {
+      calls++;
+      await time.delay(30);
+      throw new Error('down');
+    };
+    const call = outer.execute(slowFailure, { operationKey: 'Orders.place' });
+    const settled = expect(call).rejects.toThrow('down');
+    await time.runAllAsync();
+    await settled;
+    expect(calls).toBe(2);
+    const inner = listener.events.find((e) => e.eventName === 'PipelineExecuted' && e.source.pipelineName === 'orders');
+    expect(inner?.severity).toBe('error');
+    // Its duration is the nested run's: both attempts, measured on the registry's clock.
+    expect((inner?.arguments as { duration: number }).duration).toBe(60);
+  });
+
+  it('follows a reload that replaces its strategies; one that no listener hears reports nothing', async () => {
+    const listener = new RecordingListener();
+    const registry = new ResiliencePipelineRegistry({
+      telemetryListeners: [listener],
+      pipelines: { orders: { timeout: '5s' } },
+    });
+    const outer = new ResiliencePipelineBuilder().addPipeline(registry.getPipeline('orders')).build();
+    await registry.reload('orders', { retry: { maxRetryAttempts: 1, delay: 0 } });
+    await outer.execute(() => 1);
+    expect(executions(listener).map(([event, pipeline]) => `${event} ${pipeline}`)).toEqual([
+      'PipelineExecuting orders',
+      'PipelineExecuted orders',
+    ]);
+
+    const quiet = new ResiliencePipelineRegistry({ pipelines: { orders: { timeout: '5s' } } });
+    const nested = new ResiliencePipelineBuilder({ telemetryListeners: [listener] })
+      .addPipeline(quiet.getPipeline('orders'))
+      .build();
+    listener.events.length = 0;
+    await nested.execute(() => 1);
+    expect(executions(listener).map(([event, pipeline]) => `${event} ${pipeline}`)).toEqual([
+      'PipelineExecuting undefined',
+      'PipelineExecuted undefined',
+    ]);
+  });
+
+  it('a pipeline built on its own reports its executions where it is nested; one no listener hears reports nothing', async () => {
+    const listener = new RecordingListener();
+    const reporting = new ResiliencePipelineBuilder({ name: 'inner', telemetryListeners: [listener] })
+      .addTimeout(5_000)
+      .build();
+    const outer = new ResiliencePipelineBuilder({ name: 'outer' }).addPipeline(reporting).build();
+    await outer.execute(() => 1);
+    expect(executions(listener).map(([event, pipeline]) => `${event} ${pipeline}`)).toEqual([
+      'PipelineExecuting inner',
+      'PipelineExecuted inner',
+    ]);
+    expect(outer.describe().map((d) => d.type)).toEqual(['timeout']);
+
+    const silent = new ResiliencePipelineBuilder({ name: 'inner' }).addTimeout(5_000).build();
+    const heard = new RecordingListener();
+    const flat = new ResiliencePipelineBuilder({ name: 'outer', telemetryListeners: [heard] })
+      .addPipeline(silent)
+      .build();
+    await flat.execute(() => 1);
+    expect(flat.describe().map((d) => d.type)).toEqual(['timeout']);
+    expect(executions(heard).map(([event, pipeline]) => `${event} ${pipeline}`)).toEqual([
+      'PipelineExecuting outer',
+      'PipelineExecuted outer',
+    ]);
+  });
+});
+
 describe('one configuration section of a registered pipeline lent to another', () => {
   it('runs the section’s own strategy: one circuit, reported under the named pipeline', async () => {
     const listener = new RecordingListener();
