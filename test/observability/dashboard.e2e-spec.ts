@@ -177,6 +177,17 @@ describe('the dashboard in headless Chromium', () => {
     expect(consoleErrors).toEqual([]);
   });
 
+  it("keeps every chart's figure inside its card", async () => {
+    await page.waitForSelector('[data-circuit="payments"] .chart figcaption strong');
+    const outside = await page.evaluate(`[...document.querySelectorAll('.card')].flatMap((card) => {
+      const box = card.getBoundingClientRect();
+      return [...card.querySelectorAll('.chart figcaption > *')]
+        .filter((e) => { const r = e.getBoundingClientRect(); return r.right > box.right + 0.5 || r.left < box.left - 0.5; })
+        .map((e) => card.dataset.circuit + ': ' + e.textContent);
+    })`);
+    expect(outside).toEqual([]);
+  });
+
   it('isolates the circuit with its button', async () => {
     await page.click('[data-circuit="payments"] button[data-action="isolate"]');
     await page.waitForSelector('[data-circuit="payments"][data-state="isolated"]');

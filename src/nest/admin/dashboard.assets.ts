@@ -166,7 +166,7 @@ dd[data-role="retry"] { font-weight: 600; color: var(--open); }
 .bar > span { display: block; height: 100%; background: var(--open); }
 .charts { display: grid; grid-template-columns: repeat(3, minmax(0, 1fr)); gap: .5rem; margin-top: .6rem; }
 .chart { margin: 0; min-width: 0; }
-.chart figcaption { display: flex; justify-content: space-between; gap: .25rem; font-size: .75rem; color: var(--muted); }
+.chart figcaption { display: flex; flex-direction: column; font-size: .75rem; color: var(--muted); }
 .chart figcaption strong { color: var(--fg); font-variant-numeric: tabular-nums; white-space: nowrap; }
 .spark { display: block; width: 100%; height: 2rem; overflow: visible; }
 td .spark { display: inline-block; width: 7rem; height: 1.25rem; vertical-align: middle; margin-left: .5rem; }
