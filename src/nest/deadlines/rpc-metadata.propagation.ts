@@ -27,7 +27,8 @@ const NOTHING: RpcMetadataBudget = { budget: undefined, criticality: undefined }
  * `@nestjs/microservices`:
  *
  * - NATS (`NatsContext.getHeaders()`), RabbitMQ (`RmqContext.getMessage().properties.headers`), MQTT 5
- *   (`MqttContext.getPacket().properties.userProperties`), gRPC (the `Metadata`): the entries
+ *   (`MqttContext.getPacket().properties.userProperties`), Kafka (`KafkaContext.getMessage().headers`,
+ *   values as `Buffer`s or text), gRPC (the `Metadata`): the entries
  *   `x-request-deadline-ms` (milliseconds or gRPC's syntax) and `grpc-timeout` (the smaller wins), and
  *   `x-criticality`; names are matched in any case.
  * - gRPC: the call's own deadline (`call.getDeadline()`, a wall-clock time set from the caller's
@@ -73,8 +74,11 @@ function lookupOf(context: unknown): MetadataLookup | undefined {
     return recordLookup(packet?.properties?.userProperties);
   }
   if (typeof ctx.getMessage === 'function') {
-    const message = ctx.getMessage() as { properties?: { headers?: unknown } } | undefined;
-    return recordLookup(message?.properties?.headers);
+    const message = ctx.getMessage() as { properties?: { headers?: unknown }; headers?: unknown } | undefined;
+    // RabbitMQ: the AMQP message's properties; Kafka (`KafkaContext`): the record's own headers.
+    return message?.properties !== undefined
+      ? recordLookup(message.properties.headers)
+      : recordLookup(message?.headers);
   }
   if (typeof ctx.get === 'function' && typeof ctx.getMap === 'function') {
     const metadata = ctx as { get(name: string): unknown };
@@ -106,9 +110,13 @@ function recordLookup(record: unknown): MetadataLookup | undefined {
   };
 }
 
-/** The first of repeated values (gRPC metadata and MQTT user properties may repeat an entry). */
+/**
+ * The first of repeated values (gRPC metadata, MQTT user properties and Kafka headers may repeat an
+ * entry), as text: Kafka hands header values over as `Buffer`s.
+ */
 function first(value: unknown): unknown {
-  return Array.isArray(value) ? value[0] : value;
+  const one: unknown = Array.isArray(value) ? value[0] : value;
+  return one instanceof Uint8Array ? Buffer.from(one).toString('utf8') : one;
 }
 
 /** Milliseconds left before a gRPC call's deadline (`Date` or epoch milliseconds; `Infinity`: none). */

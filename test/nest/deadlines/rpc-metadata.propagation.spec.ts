@@ -150,13 +150,24 @@ describe("reading the budget from a transport context's metadata", () => {
     expect(readRpcMetadata(args(mqtt))).toEqual({ budget: 900, criticality: undefined });
   });
 
-  it('finds nothing in a message without metadata, nor in the contexts of TCP and Kafka', () => {
+  it("reads a Kafka record's headers, as Buffers (what kafkajs hands over) or text", () => {
+    const buffers = {
+      'x-request-deadline-ms': Buffer.from('1500'),
+      'X-Criticality': [Buffer.from('sheddable'), Buffer.from('critical')],
+    };
+    const kafka = new KafkaContext([{ headers: buffers }, 0, 'prices'] as never);
+    expect(readRpcMetadata(args(kafka))).toEqual({ budget: 1_500, criticality: 'sheddable' });
+    const text = new KafkaContext([{ headers: { 'grpc-timeout': '250m' } }, 0, 'prices'] as never);
+    expect(readRpcMetadata(args(text))).toEqual({ budget: 250, criticality: undefined });
+  });
+
+  it('finds nothing in a message without metadata, nor in the context of TCP', () => {
     const nothing = { budget: undefined, criticality: undefined };
     expect(readRpcMetadata(args(new NatsContext(['subject', undefined])))).toEqual(nothing);
     expect(readRpcMetadata(args(new RmqContext([{ properties: {} }, {}, 'pattern'])))).toEqual(nothing);
     expect(readRpcMetadata(args(new MqttContext(['topic', {}])))).toEqual(nothing);
     expect(readRpcMetadata(args(new TcpContext([undefined as never, 'pattern'])))).toEqual(nothing);
-    const kafkaMessage = { headers: { 'x-request-deadline-ms': '1500' } };
-    expect(readRpcMetadata(args(new KafkaContext([kafkaMessage, 0, 'topic'] as never)))).toEqual(nothing);
+    expect(readRpcMetadata(args(new KafkaContext([{ headers: {} }, 0, 'topic'] as never)))).toEqual(nothing);
+    expect(readRpcMetadata(args(new KafkaContext([{}, 0, 'topic'] as never)))).toEqual(nothing);
   });
 });
