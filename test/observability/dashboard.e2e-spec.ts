@@ -17,7 +17,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { ResilienceModule, ResiliencePipelineRegistry } from '../../src/index.js';
+import { InMemoryAdaptiveThrottlingStore, ResilienceModule, ResiliencePipelineRegistry } from '../../src/index.js';
 import { ResilienceAdminModule } from '../../src/nest/admin/index.js';
 
 /** Screenshots land here (git-ignored); CI keeps them as artifacts. */
@@ -63,6 +63,7 @@ const action = (label: string, mode: string) => ({
 });
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const throttleStore = new InMemoryAdaptiveThrottlingStore();
 
 describe('the dashboard in headless Chromium', () => {
   let app: INestApplication;
@@ -94,6 +95,14 @@ describe('the dashboard in headless Chromium', () => {
               },
             },
             search: { concurrencyLimiter: { permitLimit: 8, queueLimit: 4 } },
+            // Shared by a fleet through a store; a random source that never throttles.
+            pricing: {
+              adaptiveThrottling: {
+                fleet: { store: throttleStore, syncInterval: 50 },
+                window: 10_000,
+                random: () => 0.99,
+              },
+            },
           },
         }),
         ResilienceAdminModule.forRoot({
@@ -110,6 +119,7 @@ describe('the dashboard in headless Chromium', () => {
     await app.listen(0, '127.0.0.1');
     url = `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/resilience/dashboard`;
     registry = app.get(ResiliencePipelineRegistry);
+    registry.getPipeline('pricing'); // made, not called: it has not synced yet
     // Some traffic, so the page has figures to show.
     for (let i = 0; i < 12; i++) {
       await registry.getPipeline('payments').execute(() => sleep(1 + (i % 4)).then(() => 'ok'));
@@ -156,7 +166,7 @@ describe('the dashboard in headless Chromium', () => {
     await page.waitForSelector('[data-circuit="payments"][data-state="closed"]');
     expect(await page.locator('[data-circuit="catalog"]').count()).toBe(2);
     expect(await page.locator('#stats tbody tr').count()).toBeGreaterThanOrEqual(3);
-    expect(await page.locator('#limiters tbody tr').count()).toBe(1);
+    expect(await page.locator('#limiters tbody tr').count()).toBe(2);
     expect(await page.locator('[data-circuit="payments"] button[data-action="isolate"]').isEnabled()).toBe(true);
     expect(consoleErrors).toEqual([]);
     // Everything comes from the app itself: no CDN, no other origin.
@@ -186,6 +196,16 @@ describe('the dashboard in headless Chromium', () => {
         .map((e) => card.dataset.circuit + ': ' + e.textContent);
     })`);
     expect(outside).toEqual([]);
+  });
+
+  it("says whose a fleet throttle's figures are: this instance's until a sync answers, then the fleet's", async () => {
+    const row = page.locator('[data-limiter="pricing"] td[data-throttle="yes"]');
+    expect(await row.getAttribute('data-shared')).toBe('false');
+    expect(await row.textContent()).toBe('0 / 0, 0 % · this instance only (not synced)');
+    expect(await page.locator('[data-limiter="pricing"] th').textContent()).toBe('pricing');
+    await registry.getPipeline('pricing').execute(() => 'ok'); // the first call starts the syncs
+    await page.waitForSelector('[data-limiter="pricing"] td[data-shared="true"]');
+    expect(await row.textContent()).toBe("1 / 1, 0 % · the fleet's");
   });
 
   it('isolates the circuit with its button', async () => {

@@ -479,19 +479,23 @@ export const DASHBOARD_JS = `'use strict';
       var seen = samples.limiters[id] || (samples.limiters[id] = { inUse: [], queued: [] });
       var inUse = l.permitsInUse === undefined || l.permitsInUse === null ? null : l.permitsInUse;
       body.appendChild(el('tr', { 'data-limiter': l.pipelineName }, [
-        el('th', { scope: 'row', text: label(l.pipelineName, l.instanceKey) + (l.distributed ? ' (this instance)' : '') }),
+        el('th', { scope: 'row', text: label(l.pipelineName, l.instanceKey) + (l.distributed && !l.throttle ? ' (this instance)' : '') }),
         el('td', { text: l.kind }),
         el('td', { text: l.permitLimit === undefined || l.permitLimit === null ? '–' : String(l.permitLimit) }),
         el('td', null, [el('span', { class: 'value', text: inUse === null ? '–' : String(inUse) }), spark(inUse === null ? [] : seen.inUse, { label: 'in use (dashed: the limit) since the page opened', reference: l.permitLimit })]),
         el('td', null, [el('span', { class: 'value', text: String(l.queueLength) + (l.queueLimit ? ' / ' + l.queueLimit : '') }), spark(seen.queued, { label: 'queued since the page opened', reference: l.queueLimit })]),
-        el('td', { 'data-throttle': l.throttle ? 'yes' : 'no', text: throttleText(l.throttle) }),
+        el('td', { 'data-throttle': l.throttle ? 'yes' : 'no', 'data-shared': l.throttle && l.throttle.shared !== undefined ? String(l.throttle.shared) : '', text: throttleText(l.throttle) }),
       ]));
     });
   }
-  /** Adaptive throttling's figures: requests / accepts in its window, and the reject probability. */
+  /**
+   * Adaptive throttling's figures: requests / accepts in its window, and the reject probability; with
+   * \`fleet\`, whose they are (the fleet's, or this instance's own until a sync answers).
+   */
   function throttleText(t) {
     if (!t) return '–';
-    return t.requests + ' / ' + t.accepts + ', ' + Math.round(t.rejectProbability * 100) + ' %';
+    var whose = t.shared === true ? " · the fleet's" : t.shared === false ? ' · this instance only (not synced)' : '';
+    return t.requests + ' / ' + t.accepts + ', ' + Math.round(t.rejectProbability * 100) + ' %' + whose;
   }
   function sampleLimiters() {
     state.limiters.forEach(function (l) {
