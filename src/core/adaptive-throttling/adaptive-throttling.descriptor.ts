@@ -76,7 +76,7 @@ export const adaptiveThrottlingStrategy: StrategyDescriptor<
     },
     // A fleet's window: its store stopped answering (this instance throttles on its own counts), or answers again.
     OnStateStoreUnavailable: { severity: 'error', outcome: storeOutcome },
-    OnStateStoreRestored: { severity: 'information', outcome: storeOutcome },
+    OnStateStoreRestored: { severity: 'information' }, // no outcome: nothing failed
   },
   create: (options, context) => new AdaptiveThrottlingStrategy(options, context),
   ports: ['throttle'],

@@ -71,7 +71,7 @@ export const circuitBreakerStrategy: StrategyDescriptor<
       ],
     },
     OnStateStoreUnavailable: { severity: 'error', outcome: storeOutcome },
-    OnStateStoreRestored: { severity: 'information', outcome: storeOutcome },
+    OnStateStoreRestored: { severity: 'information' }, // no outcome: nothing failed
   },
   create: (options, context) => new CircuitBreakerStrategy(options, context),
   ports: ['circuit'],

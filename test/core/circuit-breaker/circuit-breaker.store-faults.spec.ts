@@ -8,6 +8,7 @@ import {
   type CircuitPolicy,
   type CircuitBreakerStateStore,
   type CircuitSnapshot,
+  resilienceEventOutcome,
   type ResilienceEvent,
 } from '../../../src/core.entry.js';
 import { nextTurn } from '../../utils/flaky.js';
@@ -109,7 +110,7 @@ describe.each(cases)('a custom store whose record %s', (_, fault, inline) => {
   });
 
   it('reports the first failure of a burst and the first success after it, once each', async () => {
-    const { pipeline, store, storeEvents } = setup(fault, inline);
+    const { pipeline, store, storeEvents, storeEventObjects } = setup(fault, inline);
     const fail = () => pipeline.execute(async () => Promise.reject(new Error('x'))).catch(() => undefined);
     store.fault = fault;
     await fail();
@@ -126,6 +127,11 @@ describe.each(cases)('a custom store whose record %s', (_, fault, inline) => {
     expect(storeEvents()).toEqual([
       ['OnStateStoreUnavailable', 'error', store.storeError],
       ['OnStateStoreRestored', 'information', undefined],
+    ]);
+    // What log lines and the event stream print as the outcome: the store's error, and none once it is back.
+    expect(storeEventObjects().map((e) => resilienceEventOutcome(e.eventName, e.arguments))).toEqual([
+      { ok: false, error: store.storeError },
+      undefined,
     ]);
     store.fault = fault;
     await fail();
