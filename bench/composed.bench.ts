@@ -8,7 +8,16 @@ import {
   TimeoutStrategy as CockatielTimeoutStrategy,
   wrap,
 } from 'cockatiel';
-import { ResiliencePipelineBuilder } from '../src/index.js';
+import {
+  circuitBreakerStrategy,
+  ResiliencePipelineBuilder,
+  retryStrategy,
+  strategyRegistration,
+  timeoutStrategy,
+  type ResilienceStrategy,
+  type StrategyDefinition,
+  type StrategyRegistration,
+} from '../src/index.js';
 import type { BenchCase, BenchRun, BenchScenario } from './bench.harness.js';
 import { bareBatchCase, bareCase, batch, CONCURRENT_CALLS, plainRetryLoop, value } from './reference.bench.js';
 import { leanOpossumBreaker, opossumBreaker } from './timeout.bench.js';
@@ -22,6 +31,29 @@ function ours(): BenchRun {
     .addRetry({ maxRetryAttempts: RETRIES, delay: 0 })
     .addCircuitBreaker()
     .addTimeout({ timeout: TIMEOUT, mode: 'aggressive' })
+    .build();
+  return () => pipeline.execute(value);
+}
+
+/**
+ * The same three strategies, each run through its `execute` only: without the inline protocol, which
+ * lets neighbouring strategies share one head (one promise hop for the run). What the protocol saves.
+ */
+function oursExecuteOnly(): BenchRun {
+  const executeOnly = <T extends object>(definition: StrategyDefinition<T>, options: T): StrategyRegistration<T> => {
+    const registration = strategyRegistration(definition, options);
+    return {
+      ...registration,
+      create: (o, context): ResilienceStrategy<unknown> => {
+        const strategy = registration.create(o, context);
+        return { execute: (next, ctx) => strategy.execute(next, ctx) };
+      },
+    };
+  };
+  const pipeline = new ResiliencePipelineBuilder()
+    .addStrategy(executeOnly(retryStrategy, { maxRetryAttempts: RETRIES, delay: 0 }))
+    .addStrategy(executeOnly(circuitBreakerStrategy, {}))
+    .addStrategy(executeOnly(timeoutStrategy, { timeout: TIMEOUT, mode: 'aggressive' }))
     .build();
   return () => pipeline.execute(value);
 }
@@ -47,6 +79,7 @@ function opossum(lean: boolean): BenchRun {
 function cases(wrapRun: (run: BenchRun) => BenchRun): BenchCase[] {
   return [
     { name: 'nest-resilience', setup: () => wrapRun(ours()) },
+    { name: 'nest-resilience (execute only, no inline run)', setup: () => wrapRun(oursExecuteOnly()) },
     { name: 'cockatiel', setup: () => wrapRun(cockatiel()) },
     { name: 'opossum (retry loop + breaker + timeout)', setup: () => wrapRun(opossum(false)) },
     { name: 'opossum, lean (no percentiles, no snapshots)', setup: () => wrapRun(opossum(true)) },
