@@ -14,6 +14,7 @@ import {
 import { RESILIENCE_MODULE_OPTIONS } from './resilience.module-definition.js';
 import type { ResilienceModuleOptions } from './resilience-module-options.interface.js';
 import { publicResilienceMessage } from './resilience-public.message.js';
+import { isGrpcCallArgs, toResilienceGrpcError } from './microservices/resilience-grpc.error.js';
 import { toResilienceRpcError } from './microservices/resilience-rpc.error.js';
 import { MarkedUpstreamFailure, upstreamFailureOf } from './upstream-failure.mapping.js';
 
@@ -65,7 +66,10 @@ export function toResilienceHttpError(error: unknown): ResilienceHttpError | und
  * `toResilienceHttpError`), on Express and Fastify alike. Registered globally by `ResilienceModule`
  * unless `httpErrorMapping: false`; other errors go on to Nest's own handling. In an RPC handler
  * (`@MessagePattern`, `@EventPattern`) the reply is the `ResilienceRpcError` payload at once (see
- * `toResilienceRpcError`), or Nest's RPC answer for an unknown error when the mapping is off. A request of
+ * `toResilienceRpcError`), or Nest's RPC answer for an unknown error when the mapping is off. A gRPC
+ * handler's call ends with the gRPC status of the rejection instead — `DEADLINE_EXCEEDED` for a timeout
+ * or a spent deadline, `UNAVAILABLE` for an open or isolated circuit, `RESOURCE_EXHAUSTED` for a rate
+ * limiter — and the payload's message as its details. A request of
  * a resilient HTTP client registered with `upstreamErrorMapping` that failed after its retries is answered
  * 502 Bad Gateway (504 Gateway Timeout for a timeout), with one warning line instead of the whole error.
  *
@@ -85,7 +89,7 @@ export class ResilienceExceptionFilter extends BaseExceptionFilter {
   /** Answers a resilience rejection with its status (`toResilienceHttpError`), or in an RPC handler with its `ResilienceRpcError` payload. */
   override catch(exception: unknown, host: ArgumentsHost): Observable<never> | void {
     // An RPC context has no HTTP adapter and wants an Observable that errors with the reply.
-    if (host.getType() === 'rpc') return this.catchRpc(exception);
+    if (host.getType() === 'rpc') return this.catchRpc(exception, host);
     const upstream = this.options?.httpErrorMapping === false ? undefined : upstreamFailureOf(exception);
     if (upstream && host.getType() === 'http' && this.adapterHost.httpAdapter) {
       this.logger.warn(`${upstream.status} ${upstream.error}: ${upstream.detail}`);
@@ -110,9 +114,11 @@ export class ResilienceExceptionFilter extends BaseExceptionFilter {
     adapter.reply(response, { statusCode: mapped.status, error: mapped.error, message }, mapped.status);
   }
 
-  private catchRpc(exception: unknown): Observable<never> {
+  private catchRpc(exception: unknown, host: ArgumentsHost): Observable<never> {
     const payload =
       this.options?.httpErrorMapping === false ? undefined : toResilienceRpcError(exception, this.options?.publicNames);
+    // grpc-js takes a numeric `code` as the call's status; the payload's would end it as UNKNOWN.
+    if (payload && isGrpcCallArgs(host.getArgs())) return throwError(() => toResilienceGrpcError(payload));
     if (payload) return throwError(() => payload);
     // What Nest's own RPC filter answers for an error that is not an `RpcException`.
     rpcLogger.error(exception);

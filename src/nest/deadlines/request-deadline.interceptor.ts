@@ -29,8 +29,8 @@ import { readRpcMetadata, smallerBudget } from './rpc-metadata.propagation.js';
  * before the handler sees the data) — the smallest budget wins.
  *
  * - A spent budget (0 or less) is rejected **before the handler runs**: `DeadlineExceededError`, which
- *   `ResilienceExceptionFilter` answers with 504 (HTTP) or the 504 `ResilienceRpcError` payload
- *   with `code: 'DEADLINE_EXCEEDED'` (RPC).
+ *   `ResilienceExceptionFilter` answers with 504 (HTTP), the 504 `ResilienceRpcError` payload
+ *   with `code: 'DEADLINE_EXCEEDED'` (RPC), or the gRPC status `DEADLINE_EXCEEDED` (gRPC).
  * - Otherwise the handler runs under a context with that deadline: its signal aborts when the deadline
  *   passes, and every pipeline inside — decorated methods, `ResilienceInterceptor`, the resilient HTTP
  *   and RPC clients — sees at most the budget left, and passes it on. A handler that ends because the

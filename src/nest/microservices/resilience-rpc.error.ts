@@ -12,7 +12,8 @@ import { publicResilienceMessage } from '../resilience-public.message.js';
  * The error an RPC handler answers with when its pipeline rejects the call: the same statuses as the HTTP
  * mapping (open or isolated circuit → 503, rate limiter → 429, timeout → 504) and `retryAfter` in
  * **milliseconds** (`null` when unknown), which a resilient client's retry honours. Plain data, so every
- * transport's serializer carries it unchanged.
+ * transport's serializer carries it unchanged. gRPC has its own statuses: a gRPC handler's call ends
+ * with one of them instead (see `ResilienceExceptionFilter`).
  *
  * @publicApi
  */
@@ -25,7 +26,10 @@ export interface ResilienceRpcError {
   readonly message: string;
   /** Milliseconds until a call may be admitted again, when known; otherwise `null`. */
   readonly retryAfter: number | null;
-  /** `DEADLINE_EXCEEDED` when the caller's deadline had passed (gRPC's name); absent otherwise. */
+  /**
+   * `DEADLINE_EXCEEDED` when the caller's deadline had passed (gRPC's name); absent otherwise. A gRPC
+   * handler answers with the gRPC status itself instead of this payload (see `ResilienceExceptionFilter`).
+   */
   readonly code?: 'DEADLINE_EXCEEDED';
 }
 
