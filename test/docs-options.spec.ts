@@ -24,11 +24,11 @@ import { RETRY_OPTION_KEYS } from '../src/core/retry/retry.options.js';
 import { TIMEOUT_OPTION_KEYS } from '../src/core/timeout/timeout.options.js';
 import type { ResilientHttpModuleOptions } from '../src/nest/http/resilient-http.module.js';
 import type { OAuthModuleOptions } from '../src/nest/oauth/oauth.module.js';
-import type { ResilienceModuleOptions } from '../src/nest/resilience-module-options.interface.js';
+import type { ResilienceModuleOptions } from '../src/nest/options/resilience-module-options.interface.js';
 import type { OAuthClientOptions } from '../src/oauth/oauth-client.options.js';
 import { STORE_KEYS } from '../src/redis/redis-resilience-store.factory.js';
 import { FLEET_OPTION_KEYS } from '../src/nest/admin/resilience-admin.options.js';
-import { THROTTLE_LIMIT_KEYS, THROTTLE_OPTION_KEYS } from '../src/nest/throttle/resilience-throttle.options.js';
+import { THROTTLE_LIMIT_KEYS, THROTTLE_OPTION_KEYS } from '../src/nest/options/resilience-throttle.options.js';
 import {
   adaptiveConcurrencyRegistration,
   adaptiveThrottlingRegistration,

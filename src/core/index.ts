@@ -22,9 +22,9 @@ export {
   setCriticality,
   type Criticality,
 } from './context/criticality.property.js';
-export { isCancellation, isCancellationError, isCancellationOutcome } from './context/cancellation.rule.js';
-export { outcomeFromError, outcomeFromValue, unwrapOutcome } from './outcome.model.js';
-export type { Outcome, SuccessOutcome, FailureOutcome } from './outcome.model.js';
+export { isCancellation, isCancellationError, isCancellationOutcome } from './outcome/cancellation.rule.js';
+export { outcomeFromError, outcomeFromValue, unwrapOutcome } from './outcome/outcome.model.js';
+export type { Outcome, SuccessOutcome, FailureOutcome } from './outcome/outcome.model.js';
 export {
   anyOf,
   type PredicateReference,
@@ -36,7 +36,7 @@ export {
   TRANSIENT_NETWORK_ERROR_CODES,
   type OutcomePredicate,
   type OutcomePredicateArguments,
-} from './outcome.predicates.js';
+} from './outcome/outcome.predicates.js';
 export {
   BrokenCircuitError,
   DeadlineExceededError,
@@ -59,7 +59,7 @@ export {
   type ResilienceErrorSource,
   type ValidationIssue,
 } from './resilience.errors.js';
-export { MAX_TIMER_DELAY, OptionsValidator } from './utils/options.validation.js';
+export { MAX_TIMER_DELAY, OptionsValidator } from './strategy/options.validation.js';
 export {
   abortReason,
   getElapsedTime,
@@ -129,7 +129,7 @@ export {
   type StrategyPorts,
   type StrategyRegistration,
   type StrategySectionDefinition,
-} from './resilience-strategy.interface.js';
+} from './strategy/resilience-strategy.interface.js';
 
 export {
   type BackoffOptions,

@@ -4,9 +4,9 @@
  *
  * @module
  */
-export { ResilienceModule, InjectCircuitBreakerStateStore } from './resilience.module.js';
-export type { ResilienceModuleOptions } from './resilience-module-options.interface.js';
-export { RESILIENCE_MODULE_OPTIONS } from './resilience.module-definition.js';
+export { ResilienceModule, InjectCircuitBreakerStateStore } from './module/resilience.module.js';
+export type { ResilienceModuleOptions } from './options/resilience-module-options.interface.js';
+export { RESILIENCE_MODULE_OPTIONS } from './options/resilience.module-definition.js';
 export { CIRCUIT_BREAKER_STATE_STORE, RESILIENCE_TIME_PROVIDER } from './resilience.constants.js';
 export {
   Retry,
@@ -31,7 +31,7 @@ export {
   type DecoratorSectionName,
   type ResilienceSection,
 } from './decorators/resilience-method.metadata.js';
-export { ResilienceInterceptor } from './resilience.interceptor.js';
+export { ResilienceInterceptor } from './module/resilience.interceptor.js';
 export {
   GRPC_TIMEOUT_HEADER,
   parseGrpcTimeout,
@@ -55,14 +55,14 @@ export {
   ResilienceExceptionFilter,
   toResilienceHttpError,
   type ResilienceHttpError,
-} from './resilience-exception.filter.js';
+} from './exceptions/resilience-exception.filter.js';
 export { currentResilienceContext } from './execution/resilience-context.storage.js';
 export {
   DEFAULT_RESILIENCE_LOG_LEVELS,
   ResilienceLoggerListener,
-  type RegistryAwareTelemetryListener,
   type ResilienceEventSummary,
   type ResilienceLogLevel,
   type ResilienceLoggingOptions,
 } from './observability/index.js';
+export type { RegistryAwareTelemetryListener } from './module/telemetry-listeners.factory.js';
 export { publicResilienceMessage } from './resilience-public.message.js';

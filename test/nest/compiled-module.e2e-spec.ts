@@ -16,7 +16,7 @@ import {
   TimeoutRejectedError,
 } from '../../src/index.js';
 import { FakeTimeProvider } from '../../src/testing/index.js';
-import { ResilienceExplorer } from '../../src/nest/resilience.explorer.js';
+import { ResilienceExplorer } from '../../src/nest/module/resilience.explorer.js';
 
 @Injectable()
 class Flaky {

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Test } from '@nestjs/testing';
 import type { Redis } from 'ioredis';
 import { ResilienceModule, ResilienceValidationError } from '../../src/index.js';
-import type { RedisStoreConfig } from '../../src/nest/resilience-module-options.interface.js';
+import type { RedisStoreConfig } from '../../src/nest/options/resilience-module-options.interface.js';
 import { ready, redisClient } from './redis-test.utils.js';
 
 /**

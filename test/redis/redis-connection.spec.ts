@@ -6,7 +6,7 @@ import { Test } from '@nestjs/testing';
 import type { Redis } from 'ioredis';
 import { ResilienceModule, ResiliencePipelineRegistry } from '../../src/index.js';
 import { CIRCUIT_BREAKER_STATE_STORE } from '../../src/nest/index.js';
-import type { RedisStoreConfig } from '../../src/nest/resilience-module-options.interface.js';
+import type { RedisStoreConfig } from '../../src/nest/options/resilience-module-options.interface.js';
 import type { RedisCircuitBreakerStateStore } from '../../src/redis/index.js';
 import { openRedisConnection } from '../../src/redis/redis-connection.factory.js';
 import { toCircuitPolicy } from '../../src/core/circuit-breaker/circuit-breaker.strategy.js';

@@ -4,7 +4,7 @@ import { Injectable, type INestApplication, type LoggerService } from '@nestjs/c
 import { Test } from '@nestjs/testing';
 import { BrokenCircuitError, CircuitBreaker, Retry, ResilienceModule, type ResilienceEvent } from '../../src/index.js';
 import type { StoreOutageMode } from '../../src/redis/index.js';
-import type { RedisStoreConfig } from '../../src/nest/resilience-module-options.interface.js';
+import type { RedisStoreConfig } from '../../src/nest/options/resilience-module-options.interface.js';
 import type { TimeProvider } from '../../src/core.entry.js';
 import { FakeTimeProvider } from '../../src/testing/index.js';
 import { uniquePrefix } from './redis-test.utils.js';

@@ -3,7 +3,7 @@ import { describe, expect, it } from '@jest/globals';
 import { Test } from '@nestjs/testing';
 import { ResilienceModule, ResiliencePipelineRegistry, ResilienceValidationError } from '../../src/index.js';
 import { CIRCUIT_BREAKER_STATE_STORE } from '../../src/nest/index.js';
-import type { RedisStoreConfig } from '../../src/nest/resilience-module-options.interface.js';
+import type { RedisStoreConfig } from '../../src/nest/options/resilience-module-options.interface.js';
 
 /** Starts an application with these options; returns the start-up error. */
 async function startWith(redis: RedisStoreConfig): Promise<unknown> {

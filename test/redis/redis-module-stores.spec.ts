@@ -9,7 +9,7 @@ import {
   ResiliencePipelineRegistry,
   type ResilienceModuleOptions,
 } from '../../src/index.js';
-import type { RedisStoreConfig } from '../../src/nest/resilience-module-options.interface.js';
+import type { RedisStoreConfig } from '../../src/nest/options/resilience-module-options.interface.js';
 import { RedisCircuitBreakerStateStore } from '../../src/redis/index.js';
 import { toCircuitPolicy } from '../../src/core/circuit-breaker/circuit-breaker.strategy.js';
 import { FakeTimeProvider } from '../../src/testing/index.js';

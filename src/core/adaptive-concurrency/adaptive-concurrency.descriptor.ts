@@ -1,5 +1,5 @@
 import { rateLimiterStrategy } from '../rate-limiter/rate-limiter.descriptor.js';
-import type { StrategyDescriptor } from '../resilience-strategy.interface.js';
+import type { StrategyDescriptor } from '../strategy/resilience-strategy.interface.js';
 import { defineStrategy, section } from '../strategy/strategy.descriptor.js';
 import {
   ADAPTIVE_CONCURRENCY_OPTIONS,

@@ -7,7 +7,7 @@ import {
   type InspectableRateLimiter,
   type LimiterSnapshot,
   type RateLimitLease,
-} from '../rate-limiter/rate-limiter.model.js';
+} from '../rate-limiter/limiters/rate-limiter.model.js';
 import type { RateLimiterRejectionReason } from '../resilience.errors.js';
 import { getElapsedTime, getTimestamp, type TimeProvider } from '../time/time.provider.js';
 import { AimdAlgorithm, Gradient2Algorithm, type LimitAlgorithm } from './adaptive-concurrency.algorithms.js';

@@ -2,7 +2,7 @@ import type { ResilienceContext } from '../context/resilience.context.js';
 import type { RateLimiterRejectionReason } from '../resilience.errors.js';
 import { RULES } from '../resilience.messages.js';
 import { option, optionKeys, type OptionsSchema } from '../strategy/options.schema.js';
-import type { OptionsValidator } from '../utils/options.validation.js';
+import type { OptionsValidator } from '../strategy/options.validation.js';
 
 /** How the adaptive limit follows latency: `gradient2` (default) or `aimd`. @publicApi */
 export type AdaptiveConcurrencyAlgorithm = 'gradient2' | 'aimd';

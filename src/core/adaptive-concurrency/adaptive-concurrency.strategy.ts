@@ -1,4 +1,4 @@
-import { isCancellation } from '../context/cancellation.rule.js';
+import { isCancellation } from '../outcome/cancellation.rule.js';
 import { getCriticality } from '../context/criticality.property.js';
 import type { ResilienceContext } from '../context/resilience.context.js';
 import type {
@@ -6,7 +6,7 @@ import type {
   StrategyBuilderContext,
   StrategyNext,
   StrategyPorts,
-} from '../resilience-strategy.interface.js';
+} from '../strategy/resilience-strategy.interface.js';
 import {
   createLightweightError,
   isRateLimiterRejectedError,

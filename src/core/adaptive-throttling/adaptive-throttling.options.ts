@@ -1,11 +1,11 @@
 import type { ResilienceContext } from '../context/resilience.context.js';
-import type { Outcome } from '../outcome.model.js';
+import type { Outcome } from '../outcome/outcome.model.js';
 import { AdaptiveThrottlingStateProvider } from './adaptive-throttling.state-provider.js';
 import type { AdaptiveThrottlingStore } from './adaptive-throttling.store.js';
 import { RULES } from '../resilience.messages.js';
-import type { StrategyPipelineInfo } from '../resilience-strategy.interface.js';
+import type { StrategyPipelineInfo } from '../strategy/resilience-strategy.interface.js';
 import { option, optionKeys, validateOptions, type OptionsSchema } from '../strategy/options.schema.js';
-import type { OptionsValidator } from '../utils/options.validation.js';
+import type { OptionsValidator } from '../strategy/options.validation.js';
 
 /** What `shouldHandle` of adaptive throttling receives for each call's outcome. @publicApi */
 export interface AdaptiveThrottlingPredicateArguments<T = unknown> {

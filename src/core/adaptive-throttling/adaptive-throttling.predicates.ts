@@ -1,6 +1,6 @@
-import { isCancellation } from '../context/cancellation.rule.js';
+import { isCancellation } from '../outcome/cancellation.rule.js';
 import { getHttpStatus } from '../http/http.predicates.js';
-import type { OutcomePredicateArguments } from '../outcome.predicates.js';
+import type { OutcomePredicateArguments } from '../outcome/outcome.predicates.js';
 import { isBrokenCircuitError } from '../resilience.errors.js';
 
 /** gRPC status codes of a refusal: `RESOURCE_EXHAUSTED` (8) and `UNAVAILABLE` (14), by number or name. */

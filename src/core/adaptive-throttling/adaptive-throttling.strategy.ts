@@ -1,11 +1,11 @@
 import { ResilienceContext } from '../context/resilience.context.js';
-import { outcomeFromError, outcomeFromValue, type Outcome } from '../outcome.model.js';
+import { outcomeFromError, outcomeFromValue, type Outcome } from '../outcome/outcome.model.js';
 import type {
   ResilienceStrategy,
   StrategyBuilderContext,
   StrategyNext,
   StrategyPorts,
-} from '../resilience-strategy.interface.js';
+} from '../strategy/resilience-strategy.interface.js';
 import type { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
 import type { TimeProvider } from '../time/time.provider.js';
 import { SlidingCounters } from '../utils/sliding-counters.js';
@@ -23,9 +23,9 @@ import {
 } from './adaptive-throttling.options.js';
 import { isOverloadRejection } from './adaptive-throttling.predicates.js';
 import type { AdaptiveThrottlingPort, AdaptiveThrottlingStatistics } from './adaptive-throttling.state-provider.js';
-import { isCancellation } from '../context/cancellation.rule.js';
+import { isCancellation } from '../outcome/cancellation.rule.js';
 
-declare module '../resilience-strategy.interface.js' {
+declare module '../strategy/resilience-strategy.interface.js' {
   interface StrategyPorts {
     /** The figures of an adaptive throttling strategy. */
     readonly throttle?: AdaptiveThrottlingPort;

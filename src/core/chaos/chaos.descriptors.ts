@@ -1,6 +1,6 @@
 import type { ResilienceEventDescriptor } from '../telemetry/event.catalog.js';
 import type { ResilienceEventMap } from '../telemetry/resilience-event.model.js';
-import type { StrategyDescriptor } from '../resilience-strategy.interface.js';
+import type { StrategyDescriptor } from '../strategy/resilience-strategy.interface.js';
 import { defineStrategy, section } from '../strategy/strategy.descriptor.js';
 import {
   CHAOS_BEHAVIOR_OPTIONS,

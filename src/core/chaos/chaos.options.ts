@@ -1,6 +1,6 @@
 import type { ResilienceContext } from '../context/resilience.context.js';
-import type { Outcome } from '../outcome.model.js';
-import type { OptionsValidator } from '../utils/options.validation.js';
+import type { Outcome } from '../outcome/outcome.model.js';
+import type { OptionsValidator } from '../strategy/options.validation.js';
 import { option, optionKeys, validateOptions, type OptionsSchema } from '../strategy/options.schema.js';
 import { RULES } from '../resilience.messages.js';
 

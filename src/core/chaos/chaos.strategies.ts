@@ -1,6 +1,10 @@
 import type { ResilienceContext } from '../context/resilience.context.js';
-import { unwrapOutcome } from '../outcome.model.js';
-import type { ResilienceStrategy, StrategyBuilderContext, StrategyNext } from '../resilience-strategy.interface.js';
+import { unwrapOutcome } from '../outcome/outcome.model.js';
+import type {
+  ResilienceStrategy,
+  StrategyBuilderContext,
+  StrategyNext,
+} from '../strategy/resilience-strategy.interface.js';
 import type { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
 import type { TimeProvider } from '../time/time.provider.js';
 import { isThenable } from '../utils/is-thenable.util.js';

@@ -1,5 +1,5 @@
-import type { PredicateReference } from '../outcome.predicates.js';
-import { StrategyServiceKey, type StrategyDescriptor } from '../resilience-strategy.interface.js';
+import type { PredicateReference } from '../outcome/outcome.predicates.js';
+import { StrategyServiceKey, type StrategyDescriptor } from '../strategy/resilience-strategy.interface.js';
 import { defineStrategy, section } from '../strategy/strategy.descriptor.js';
 import type { CircuitBreakerStateStore } from './circuit-breaker-state-store.interface.js';
 import type { CircuitBreakerManualControl } from './circuit-breaker.manual-control.js';

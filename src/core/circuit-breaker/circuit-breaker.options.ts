@@ -1,6 +1,6 @@
 import type { ResilienceContext } from '../context/resilience.context.js';
-import type { Outcome } from '../outcome.model.js';
-import type { OptionsValidator } from '../utils/options.validation.js';
+import type { Outcome } from '../outcome/outcome.model.js';
+import type { OptionsValidator } from '../strategy/options.validation.js';
 import type { CircuitBreakerStateStore } from './circuit-breaker-state-store.interface.js';
 import type { CircuitBreakerManualControl } from './circuit-breaker.manual-control.js';
 import type { CircuitBreakerStateProvider } from './circuit-breaker.state-provider.js';

@@ -1,4 +1,4 @@
-import type { Outcome } from '../outcome.model.js';
+import type { Outcome } from '../outcome/outcome.model.js';
 import type { CircuitSnapshot, CircuitState } from './circuit-state.model.js';
 
 /** What a state provider reads: one breaker. @internal */

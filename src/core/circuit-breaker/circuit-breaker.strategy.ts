@@ -1,14 +1,14 @@
-import { isCancellation } from '../context/cancellation.rule.js';
+import { isCancellation } from '../outcome/cancellation.rule.js';
 import { ResilienceContext } from '../context/resilience.context.js';
-import { outcomeFromError, outcomeFromValue, unwrapOutcome, type Outcome } from '../outcome.model.js';
-import { handleAllErrors } from '../outcome.predicates.js';
-import type { InlineStrategy } from '../inline-strategy.interface.js';
+import { outcomeFromError, outcomeFromValue, unwrapOutcome, type Outcome } from '../outcome/outcome.model.js';
+import { handleAllErrors } from '../outcome/outcome.predicates.js';
+import type { InlineStrategy } from '../strategy/inline-strategy.interface.js';
 import type {
   ResilienceStrategy,
   StrategyBuilderContext,
   StrategyNext,
   StrategyPorts,
-} from '../resilience-strategy.interface.js';
+} from '../strategy/resilience-strategy.interface.js';
 import {
   BrokenCircuitError,
   createLightweightError,
@@ -109,7 +109,7 @@ export interface CircuitPort {
   close(): Promise<void>;
 }
 
-declare module '../resilience-strategy.interface.js' {
+declare module '../strategy/resilience-strategy.interface.js' {
   interface StrategyPorts {
     /** The circuit a circuit breaker drives. */
     readonly circuit?: CircuitPort;

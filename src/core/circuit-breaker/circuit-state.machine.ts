@@ -1,4 +1,4 @@
-import { MAX_TIMER_DELAY } from '../utils/options.validation.js';
+import { MAX_TIMER_DELAY } from '../strategy/options.validation.js';
 import {
   CIRCUIT_SNAPSHOT_VERSION,
   type CircuitAcquireResult,
@@ -10,8 +10,8 @@ import {
   type CircuitTransition,
   type CircuitTransitionReason,
 } from './circuit-state.model.js';
-import { createHealthMetrics } from './health/health-metrics.factory.js';
-import type { HealthMetrics } from './health/health.metrics.js';
+import { createHealthMetrics } from './health-metrics.factory.js';
+import type { HealthMetrics } from './health.metrics.js';
 
 const ISOLATED: CircuitAcquireResult = { state: 'isolated' };
 

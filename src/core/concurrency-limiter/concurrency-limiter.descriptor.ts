@@ -1,6 +1,6 @@
 import { rateLimiterStrategy, sharedLimit } from '../rate-limiter/rate-limiter.descriptor.js';
 import type { RateLimiterStrategyOptions } from '../rate-limiter/rate-limiter.options.js';
-import type { StrategyDescriptor } from '../resilience-strategy.interface.js';
+import type { StrategyDescriptor } from '../strategy/resilience-strategy.interface.js';
 import { defineStrategy, section } from '../strategy/strategy.descriptor.js';
 
 /** Concurrent calls, or the limit with a queue (and the share `sheddable` calls may fill). @publicApi */

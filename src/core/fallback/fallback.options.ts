@@ -1,7 +1,7 @@
 import type { ResilienceContext } from '../context/resilience.context.js';
-import type { Outcome } from '../outcome.model.js';
+import type { Outcome } from '../outcome/outcome.model.js';
 import { option, optionKeys, type OptionsSchema } from '../strategy/options.schema.js';
-import { isGiven, type OptionsValidator } from '../utils/options.validation.js';
+import { isGiven, type OptionsValidator } from '../strategy/options.validation.js';
 import { RULES } from '../resilience.messages.js';
 
 /** What `fallbackAction` and `onFallback` receive: the handled outcome and the call's context. @publicApi */

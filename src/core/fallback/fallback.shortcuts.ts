@@ -1,5 +1,5 @@
 import { extendPipelineBuilder, type ResiliencePipelineBuilder } from '../pipeline/resilience-pipeline.builder.js';
-import type { StrategyRegistration } from '../resilience-strategy.interface.js';
+import type { StrategyRegistration } from '../strategy/resilience-strategy.interface.js';
 import { fallbackStrategy } from './fallback.descriptor.js';
 import type { FallbackStrategyOptions } from './fallback.options.js';
 

@@ -1,8 +1,12 @@
-import { isCancellation } from '../context/cancellation.rule.js';
+import { isCancellation } from '../outcome/cancellation.rule.js';
 import type { ResilienceContext } from '../context/resilience.context.js';
-import { outcomeFromError, outcomeFromValue, unwrapOutcome } from '../outcome.model.js';
-import { handleAllErrors } from '../outcome.predicates.js';
-import type { ResilienceStrategy, StrategyBuilderContext, StrategyNext } from '../resilience-strategy.interface.js';
+import { outcomeFromError, outcomeFromValue, unwrapOutcome } from '../outcome/outcome.model.js';
+import { handleAllErrors } from '../outcome/outcome.predicates.js';
+import type {
+  ResilienceStrategy,
+  StrategyBuilderContext,
+  StrategyNext,
+} from '../strategy/resilience-strategy.interface.js';
 import type { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
 import type { FallbackArguments, FallbackStrategyOptions } from './fallback.options.js';
 

@@ -1,7 +1,7 @@
 import { LinkedCancellationScope } from '../context/cancellation.scope.js';
 import type { ResilienceContext } from '../context/resilience.context.js';
-import { unwrapOutcome, type Outcome } from '../outcome.model.js';
-import type { StrategyNext } from '../resilience-strategy.interface.js';
+import { unwrapOutcome, type Outcome } from '../outcome/outcome.model.js';
+import type { StrategyNext } from '../strategy/resilience-strategy.interface.js';
 import type { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
 import { getTimestamp, type TimeProvider, type TimerHandle } from '../time/time.provider.js';
 import { settle } from '../utils/settle.util.js';

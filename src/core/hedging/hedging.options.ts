@@ -1,8 +1,8 @@
 import type { ResilienceContext } from '../context/resilience.context.js';
-import type { Outcome } from '../outcome.model.js';
-import type { StrategyNext } from '../resilience-strategy.interface.js';
+import type { Outcome } from '../outcome/outcome.model.js';
+import type { StrategyNext } from '../strategy/resilience-strategy.interface.js';
 import { option, optionKeys, type OptionsSchema } from '../strategy/options.schema.js';
-import { MAX_TIMER_DELAY } from '../utils/options.validation.js';
+import { MAX_TIMER_DELAY } from '../strategy/options.validation.js';
 
 /** What `shouldHandle` of the hedging strategy receives for each attempt's outcome. @publicApi */
 export interface HedgingPredicateArguments<T> {

@@ -1,7 +1,11 @@
-import { isCancellation } from '../context/cancellation.rule.js';
+import { isCancellation } from '../outcome/cancellation.rule.js';
 import type { ResilienceContext } from '../context/resilience.context.js';
-import { handleAllErrors } from '../outcome.predicates.js';
-import type { ResilienceStrategy, StrategyBuilderContext, StrategyNext } from '../resilience-strategy.interface.js';
+import { handleAllErrors } from '../outcome/outcome.predicates.js';
+import type {
+  ResilienceStrategy,
+  StrategyBuilderContext,
+  StrategyNext,
+} from '../strategy/resilience-strategy.interface.js';
 import type { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
 import { getTimestamp, type TimeProvider } from '../time/time.provider.js';
 import { HedgingExecution, type HedgedAttempt, type HedgingPolicy } from './hedging.execution.js';

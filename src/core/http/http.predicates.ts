@@ -1,6 +1,6 @@
-import { isCancellation } from '../context/cancellation.rule.js';
+import { isCancellation } from '../outcome/cancellation.rule.js';
 import { ResiliencePropertyKey } from '../context/resilience-property.key.js';
-import { isTransientNetworkError, type OutcomePredicateArguments } from '../outcome.predicates.js';
+import { isTransientNetworkError, type OutcomePredicateArguments } from '../outcome/outcome.predicates.js';
 import { isTimeoutRejectedError } from '../resilience.errors.js';
 
 /** What the HTTP client tells its pipeline about the request being made. @publicApi */

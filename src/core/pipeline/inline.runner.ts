@@ -1,8 +1,8 @@
 import type { ResilienceContext } from '../context/resilience.context.js';
 import { isThenable } from '../utils/is-thenable.util.js';
 import { withdrawTimestamp } from '../time/shared-timestamp.util.js';
-import type { InlineStrategy } from '../inline-strategy.interface.js';
-import type { StrategyNext } from '../resilience-strategy.interface.js';
+import type { InlineStrategy } from '../strategy/inline-strategy.interface.js';
+import type { StrategyNext } from '../strategy/resilience-strategy.interface.js';
 
 /** The most strategies one inline run holds; a longer chain of them is split into runs. @internal */
 export const MAX_INLINE_RUN = 4;

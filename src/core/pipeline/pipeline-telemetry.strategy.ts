@@ -1,7 +1,7 @@
 import type { ResilienceCallback, ResilienceContext } from '../context/resilience.context.js';
-import type { InlineStrategy } from '../inline-strategy.interface.js';
-import { outcomeFromError, outcomeFromValue, type Outcome } from '../outcome.model.js';
-import type { ResilienceStrategy, StrategyNext } from '../resilience-strategy.interface.js';
+import type { InlineStrategy } from '../strategy/inline-strategy.interface.js';
+import { outcomeFromError, outcomeFromValue, type Outcome } from '../outcome/outcome.model.js';
+import type { ResilienceStrategy, StrategyNext } from '../strategy/resilience-strategy.interface.js';
 import type { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
 import { offerTimestamp, takeTimestamp } from '../time/shared-timestamp.util.js';
 import { getTimestamp, type TimeProvider } from '../time/time.provider.js';

@@ -3,12 +3,12 @@ import type {
   ResilienceStrategy,
   StrategyDefinition,
   StrategyRegistration,
-} from '../resilience-strategy.interface.js';
+} from '../strategy/resilience-strategy.interface.js';
 import type { TelemetryListener } from '../telemetry/resilience-event.model.js';
 import { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
 import { systemTimeProvider, type TimeProvider } from '../time/time.provider.js';
 import { ResilienceValidationError } from '../resilience.errors.js';
-import { OptionsValidator } from '../utils/options.validation.js';
+import { OptionsValidator } from '../strategy/options.validation.js';
 import { recordStrategyOptions, ResiliencePipeline, type StrategyDescriptionSource } from './resilience.pipeline.js';
 import { RULES } from '../resilience.messages.js';
 

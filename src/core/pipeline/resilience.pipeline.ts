@@ -3,18 +3,18 @@ import {
   type ResilienceCallback,
   type ResilienceContextOptions,
 } from '../context/resilience.context.js';
-import { outcomeFromError, outcomeFromValue, type Outcome } from '../outcome.model.js';
+import { outcomeFromError, outcomeFromValue, type Outcome } from '../outcome/outcome.model.js';
 import type { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
 import { PipelineTelemetryStrategy } from './pipeline-telemetry.strategy.js';
 import { LinkedCancellationScope } from '../context/cancellation.scope.js';
 import { DeadlineExceededError } from '../resilience.errors.js';
-import { isCancellation } from '../context/cancellation.rule.js';
+import { isCancellation } from '../outcome/cancellation.rule.js';
 import { systemTimeProvider, type TimeProvider } from '../time/time.provider.js';
-import { MAX_TIMER_DELAY } from '../utils/options.validation.js';
+import { MAX_TIMER_DELAY } from '../strategy/options.validation.js';
 import { invokeCallback } from './callback.invoker.js';
-import { isInlineStrategy, type InlineStrategy } from '../inline-strategy.interface.js';
+import { isInlineStrategy, type InlineStrategy } from '../strategy/inline-strategy.interface.js';
 import { inlineHead, MAX_INLINE_RUN } from './inline.runner.js';
-import type { ResilienceStrategy, StrategyNext, StrategyPorts } from '../resilience-strategy.interface.js';
+import type { ResilienceStrategy, StrategyNext, StrategyPorts } from '../strategy/resilience-strategy.interface.js';
 
 /** @internal */
 export interface PipelineComponents {

@@ -1,7 +1,12 @@
 import './rate-limiter.shortcuts.js';
 
-export type { InspectableRateLimiter, LimiterSnapshot, RateLimiter, RateLimitLease } from './rate-limiter.model.js';
-export { admittedLease, rejectedLease } from './rate-limiter.model.js';
+export type {
+  InspectableRateLimiter,
+  LimiterSnapshot,
+  RateLimiter,
+  RateLimitLease,
+} from './limiters/rate-limiter.model.js';
+export { admittedLease, rejectedLease } from './limiters/rate-limiter.model.js';
 export {
   createRateLimiter,
   DEFAULT_RATE_LIMIT,

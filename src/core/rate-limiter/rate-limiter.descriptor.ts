@@ -3,11 +3,11 @@ import {
   type StrategyBuilderContext,
   type StrategyConfigEnvironment,
   type StrategyDescriptor,
-} from '../resilience-strategy.interface.js';
+} from '../strategy/resilience-strategy.interface.js';
 import { defineStrategy, section } from '../strategy/strategy.descriptor.js';
 import { RULES } from '../resilience.messages.js';
-import type { OptionsValidator } from '../utils/options.validation.js';
-import type { RateLimiter } from './rate-limiter.model.js';
+import type { OptionsValidator } from '../strategy/options.validation.js';
+import type { RateLimiter } from './limiters/rate-limiter.model.js';
 import {
   checkRateLimiterOptions,
   RATE_LIMITER_OPTIONS,

@@ -1,12 +1,12 @@
 import type { ResilienceContext } from '../context/resilience.context.js';
 import type { TimeProvider } from '../time/time.provider.js';
-import type { OptionsValidator } from '../utils/options.validation.js';
+import type { OptionsValidator } from '../strategy/options.validation.js';
 import { ChainedRateLimiter, PartitionedRateLimiter } from './limiters/composite.limiters.js';
 import { ConcurrencyLimiter } from './limiters/concurrency.limiter.js';
 import { FixedWindowRateLimiter } from './limiters/fixed-window.limiter.js';
 import { SlidingWindowRateLimiter } from './limiters/sliding-window.limiter.js';
 import { TokenBucketRateLimiter } from './limiters/token-bucket.limiter.js';
-import type { RateLimiter } from './rate-limiter.model.js';
+import type { RateLimiter } from './limiters/rate-limiter.model.js';
 import { RULES } from '../resilience.messages.js';
 import type { RateLimiterRejectionReason } from '../resilience.errors.js';
 import { option, optionKeys, type OptionSpec, type OptionsSchema } from '../strategy/options.schema.js';

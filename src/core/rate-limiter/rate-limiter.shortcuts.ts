@@ -1,5 +1,5 @@
 import { extendPipelineBuilder, type ResiliencePipelineBuilder } from '../pipeline/resilience-pipeline.builder.js';
-import type { StrategyRegistration } from '../resilience-strategy.interface.js';
+import type { StrategyRegistration } from '../strategy/resilience-strategy.interface.js';
 import { rateLimiterStrategy } from './rate-limiter.descriptor.js';
 import type { RateLimiterStrategyOptions } from './rate-limiter.options.js';
 

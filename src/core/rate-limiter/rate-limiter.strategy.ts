@@ -4,7 +4,7 @@ import type {
   StrategyBuilderContext,
   StrategyNext,
   StrategyPorts,
-} from '../resilience-strategy.interface.js';
+} from '../strategy/resilience-strategy.interface.js';
 import { getCriticality } from '../context/criticality.property.js';
 import {
   createLightweightError,
@@ -16,7 +16,7 @@ import { isThenable } from '../utils/is-thenable.util.js';
 import { captureSettlers, settlers } from '../utils/settle.util.js';
 import { ConcurrencyLimiter } from './limiters/concurrency.limiter.js';
 import type { QueueEntry } from './limiters/waiter.queue.js';
-import { releaseNothing, type RateLimiter, type RateLimitLease } from './rate-limiter.model.js';
+import { releaseNothing, type RateLimiter, type RateLimitLease } from './limiters/rate-limiter.model.js';
 import { limiterFromOptions, type RateLimiterStrategyOptions } from './rate-limiter.options.js';
 
 /**
@@ -25,7 +25,7 @@ import { limiterFromOptions, type RateLimiterStrategyOptions } from './rate-limi
  *
  * @internal
  */
-declare module '../resilience-strategy.interface.js' {
+declare module '../strategy/resilience-strategy.interface.js' {
   interface StrategyPorts {
     /** The limiter a rate or concurrency limiter admits calls with. */
     readonly limiter?: RateLimiter;

@@ -1,4 +1,4 @@
-import { MAX_TIMER_DELAY } from '../utils/options.validation.js';
+import { MAX_TIMER_DELAY } from '../strategy/options.validation.js';
 import {
   DECORRELATED_JITTER_P_FACTOR,
   DECORRELATED_JITTER_RP_SCALING,

@@ -1,5 +1,5 @@
 import { systemTimeProvider, type TimeProvider } from '../time/time.provider.js';
-import type { OptionsValidator } from '../utils/options.validation.js';
+import type { OptionsValidator } from '../strategy/options.validation.js';
 import { SlidingCounters } from '../utils/sliding-counters.js';
 import { RULES } from '../resilience.messages.js';
 import { option, optionKeys, validateOptions, type OptionsSchema } from '../strategy/options.schema.js';

@@ -1,5 +1,5 @@
-import type { PredicateReference } from '../outcome.predicates.js';
-import type { StrategyDescriptor } from '../resilience-strategy.interface.js';
+import type { PredicateReference } from '../outcome/outcome.predicates.js';
+import type { StrategyDescriptor } from '../strategy/resilience-strategy.interface.js';
 import { defineStrategy, section } from '../strategy/strategy.descriptor.js';
 import { EXECUTION_ATTEMPT_EVENT } from '../telemetry/event.catalog.js';
 import { checkRetryOptions, RETRY_OPTIONS, type RetryStrategyOptions } from './retry.options.js';

@@ -1,4 +1,4 @@
-import type { OptionsValidator } from '../utils/options.validation.js';
+import type { OptionsValidator } from '../strategy/options.validation.js';
 import { option, optionKeys, type OptionsSchema } from '../strategy/options.schema.js';
 import {
   RETRY_BUDGET_OPTIONS,
@@ -8,7 +8,7 @@ import {
 } from './retry.budget.js';
 import { DEFAULT_RETRY_BACKOFF_TYPE, DEFAULT_RETRY_DELAY, DEFAULT_RETRY_MAX_ATTEMPTS } from './retry.constants.js';
 import type { ResilienceContext } from '../context/resilience.context.js';
-import type { Outcome } from '../outcome.model.js';
+import type { Outcome } from '../outcome/outcome.model.js';
 import { RULES } from '../resilience.messages.js';
 
 /** How the delay grows from one retry to the next. @publicApi */

@@ -1,5 +1,5 @@
 import { extendPipelineBuilder, type ResiliencePipelineBuilder } from '../pipeline/resilience-pipeline.builder.js';
-import type { StrategyRegistration } from '../resilience-strategy.interface.js';
+import type { StrategyRegistration } from '../strategy/resilience-strategy.interface.js';
 import { retryStrategy } from './retry.descriptor.js';
 import type { RetryStrategyOptions } from './retry.options.js';
 

@@ -1,13 +1,17 @@
-import { isCancellation } from '../context/cancellation.rule.js';
+import { isCancellation } from '../outcome/cancellation.rule.js';
 import type { ResilienceContext } from '../context/resilience.context.js';
-import { outcomeFromError, outcomeFromValue, unwrapOutcome, type Outcome } from '../outcome.model.js';
-import { handleAllErrors } from '../outcome.predicates.js';
-import type { ResilienceStrategy, StrategyBuilderContext, StrategyNext } from '../resilience-strategy.interface.js';
+import { outcomeFromError, outcomeFromValue, unwrapOutcome, type Outcome } from '../outcome/outcome.model.js';
+import { handleAllErrors } from '../outcome/outcome.predicates.js';
+import type {
+  ResilienceStrategy,
+  StrategyBuilderContext,
+  StrategyNext,
+} from '../strategy/resilience-strategy.interface.js';
 import { getRetryAfter, isBrokenCircuitError, isIsolatedCircuitError } from '../resilience.errors.js';
 import type { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
 import { offerTimestamp, takeTimestamp } from '../time/shared-timestamp.util.js';
 import { getTimestamp, type TimeProvider } from '../time/time.provider.js';
-import type { InlineStrategy } from '../inline-strategy.interface.js';
+import type { InlineStrategy } from '../strategy/inline-strategy.interface.js';
 import { RetryBudget } from './retry.budget.js';
 import { clampDelay, computeBackoffDelay, type BackoffOptions, type BackoffState } from './backoff.helper.js';
 import { DEFAULT_RETRY_BACKOFF_TYPE, DEFAULT_RETRY_DELAY, DEFAULT_RETRY_MAX_ATTEMPTS } from './retry.constants.js';

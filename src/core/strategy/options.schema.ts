@@ -1,4 +1,4 @@
-import type { OptionsValidator } from '../utils/options.validation.js';
+import type { OptionsValidator } from './options.validation.js';
 
 /**
  * What an option holds, as configuration data reads it: a `duration` or `number` given as a string is

@@ -2,10 +2,10 @@ import type {
   StrategyDefinition,
   StrategyPipelineInfo,
   StrategySectionDefinition,
-} from '../resilience-strategy.interface.js';
+} from './resilience-strategy.interface.js';
 import { registerResilienceEvents, type ResilienceEventDescriptors } from '../telemetry/event.catalog.js';
 import type { ResilienceEventMap } from '../telemetry/resilience-event.model.js';
-import type { OptionsValidator } from '../utils/options.validation.js';
+import type { OptionsValidator } from './options.validation.js';
 import { validateOptions } from './options.schema.js';
 
 /**

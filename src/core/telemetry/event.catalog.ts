@@ -1,4 +1,4 @@
-import type { Outcome } from '../outcome.model.js';
+import type { Outcome } from '../outcome/outcome.model.js';
 import type {
   ExecutionAttemptEventArguments,
   ResilienceEvent,

@@ -1,4 +1,4 @@
-import type { Outcome } from '../outcome.model.js';
+import type { Outcome } from '../outcome/outcome.model.js';
 
 /** The type of an error as logs and metrics show it: its `name`, or its class, or `typeof`. @internal */
 export function errorType(error: unknown): string {

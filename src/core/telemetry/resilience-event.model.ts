@@ -1,5 +1,5 @@
 import type { ResilienceContext } from '../context/resilience.context.js';
-import type { Outcome } from '../outcome.model.js';
+import type { Outcome } from '../outcome/outcome.model.js';
 import type { RateLimiterRejectionReason } from '../resilience.errors.js';
 
 /** How much an event matters; listeners map it to log levels. @publicApi */

@@ -1,4 +1,4 @@
-import type { StrategyDescriptor } from '../resilience-strategy.interface.js';
+import type { StrategyDescriptor } from '../strategy/resilience-strategy.interface.js';
 import { defineStrategy, section } from '../strategy/strategy.descriptor.js';
 import { TIMEOUT_OPTIONS, type TimeoutStrategyOptions } from './timeout.options.js';
 import { TimeoutStrategy } from './timeout.strategy.js';

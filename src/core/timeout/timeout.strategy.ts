@@ -1,12 +1,16 @@
 import { LinkedCancellationScope, type CancellationScope } from '../context/cancellation.scope.js';
 import type { ResilienceContext } from '../context/resilience.context.js';
-import type { InlineStrategy } from '../inline-strategy.interface.js';
-import type { ResilienceStrategy, StrategyBuilderContext, StrategyNext } from '../resilience-strategy.interface.js';
-import { isCancellation } from '../context/cancellation.rule.js';
+import type { InlineStrategy } from '../strategy/inline-strategy.interface.js';
+import type {
+  ResilienceStrategy,
+  StrategyBuilderContext,
+  StrategyNext,
+} from '../strategy/resilience-strategy.interface.js';
+import { isCancellation } from '../outcome/cancellation.rule.js';
 import { TimeoutRejectedError } from '../resilience.errors.js';
 import type { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
 import type { TimerHandle } from '../time/time.provider.js';
-import { MAX_TIMER_DELAY } from '../utils/options.validation.js';
+import { MAX_TIMER_DELAY } from '../strategy/options.validation.js';
 import { captureSettlers, settlers } from '../utils/settle.util.js';
 import {
   FifoDeadlineQueue,

@@ -23,7 +23,7 @@ import { DASHBOARD_CSS, DASHBOARD_JS, renderDashboardHtml } from './dashboard.as
 import { RESILIENCE_ADMIN_OPTIONS, type ResolvedAdminOptions } from './resilience-admin.options.js';
 import { ResilienceEventStream, type CircuitStateHistory, type PipelineStatistics } from './resilience-event.stream.js';
 import { ResilienceFleet, type FleetView } from './resilience-fleet.service.js';
-import { RESILIENCE_EVENT_STREAM } from '../observability/telemetry-listeners.factory.js';
+import { RESILIENCE_EVENT_STREAM } from '../module/telemetry-listeners.factory.js';
 import type { ResilienceEventSummary } from '../observability/telemetry-event.summary.js';
 import { NEST_RULES } from '../resilience.messages.js';
 

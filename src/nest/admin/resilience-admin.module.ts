@@ -1,9 +1,9 @@
 import { Controller, Module, UseGuards, type DynamicModule, type OnModuleDestroy, type Provider } from '@nestjs/common';
 import { OptionsValidator, type TimeProvider } from '../../core/index.js';
 import { ResiliencePipelineRegistry } from '../../config/index.js';
-import { RESILIENCE_EVENT_STREAM } from '../observability/telemetry-listeners.factory.js';
+import { RESILIENCE_EVENT_STREAM } from '../module/telemetry-listeners.factory.js';
 import { RESILIENCE_TIME_PROVIDER } from '../resilience.constants.js';
-import { RESILIENCE_STORE_HANDLE, type ResilienceStoreHandle } from '../resilience-store.factory.js';
+import { RESILIENCE_STORE_HANDLE, type ResilienceStoreHandle } from '../store/resilience-store.factory.js';
 import { ResilienceAdminController } from './resilience-admin.controller.js';
 import {
   RESILIENCE_ADMIN_OPTIONS,

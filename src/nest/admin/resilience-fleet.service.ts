@@ -1,7 +1,7 @@
 import type { OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import type { CircuitState, TimeProvider, TimerHandle } from '../../core/index.js';
 import type { CircuitInfo, ResiliencePipelineRegistry } from '../../config/index.js';
-import type { FleetChannel } from '../resilience-store.factory.js';
+import type { FleetChannel } from '../store/resilience-store.factory.js';
 import type { PipelineStatistics, ResilienceEventStream } from './resilience-event.stream.js';
 
 /** One circuit as an instance of the fleet sees it. @publicApi */

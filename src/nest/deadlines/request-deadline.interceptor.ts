@@ -16,8 +16,8 @@ import {
 import { ResiliencePipelineRegistry } from '../../config/index.js';
 import { runInterceptedHandler } from '../execution/intercepted-handler.runner.js';
 import { DEFAULT_CRITICALITY_HEADER, requestCriticality } from '../execution/route-criticality.js';
-import type { ResilienceModuleOptions } from '../resilience-module-options.interface.js';
-import { RESILIENCE_MODULE_OPTIONS } from '../resilience.module-definition.js';
+import type { ResilienceModuleOptions } from '../options/resilience-module-options.interface.js';
+import { RESILIENCE_MODULE_OPTIONS } from '../options/resilience.module-definition.js';
 import { readRequestBudget, takeRequestBudget, takeRequestCriticality } from './request-deadline.propagation.js';
 import { readRpcMetadata, smallerBudget } from './rpc-metadata.propagation.js';
 

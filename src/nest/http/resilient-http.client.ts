@@ -5,7 +5,7 @@ import { ResilienceContext, setCriticality, type ResiliencePipeline } from '../.
 import { type ResiliencePipelineRegistry } from '../../config/index.js';
 import { currentResilienceContext } from '../execution/resilience-context.storage.js';
 import { callerCriticality } from '../execution/route-criticality.js';
-import { markUpstreamFailure, type UpstreamFailure } from '../upstream-failure.mapping.js';
+import { markUpstreamFailure, type UpstreamFailure } from '../exceptions/upstream-failure.mapping.js';
 import { remainingBudget, requestBudgetHeaders } from '../deadlines/request-deadline.propagation.js';
 import { httpOperationKey } from './http-operation.key.js';
 import type { StandardHedgingHandler } from './standard-hedging.handler.js';

@@ -12,7 +12,7 @@ import {
 import axios, { type AxiosRequestConfig } from 'axios';
 import { OptionsValidator, ResilienceValidationError } from '../../core/index.js';
 import { ResiliencePipelineRegistry, type PipelineConfig } from '../../config/index.js';
-import { standardPipelineIssues } from '../standard-pipeline.options.js';
+import { standardPipelineIssues } from '../options/standard-pipeline.options.js';
 import { ResilientHttpClient } from './resilient-http.client.js';
 import {
   StandardHedgingHandler,

@@ -14,7 +14,7 @@ import {
   type TimeProvider,
 } from '../../core/index.js';
 import { type ConfigData, type PipelineConfig } from '../../config/index.js';
-import { coerceStandardPipelineOptions } from '../standard-pipeline.options.js';
+import { coerceStandardPipelineOptions } from '../options/standard-pipeline.options.js';
 
 // The request info and the two HTTP predicates live in the core (they need no HTTP library), so that
 // configuration can name them (`http-failure`, `http-retryable`) without this module being loaded.

@@ -7,7 +7,7 @@ import {
   type ValidationIssue,
 } from '../../core/index.js';
 import { ResiliencePipelineRegistry, type PipelineConfig } from '../../config/index.js';
-import { standardPipelineIssues } from '../standard-pipeline.options.js';
+import { standardPipelineIssues } from '../options/standard-pipeline.options.js';
 import type { RemoteRpcErrorPredicate } from './rpc.predicates.js';
 import {
   buildStandardRpcPipeline,

@@ -1,6 +1,6 @@
 import { OptionsValidator, type CircuitBreakerConfig, type RetryConfig, type TimeoutConfig } from '../../core/index.js';
 import { type ConfigData, type PipelineConfig } from '../../config/index.js';
-import { coerceStandardPipelineOptions } from '../standard-pipeline.options.js';
+import { coerceStandardPipelineOptions } from '../options/standard-pipeline.options.js';
 import { handleRetryableRpcFailure, handleRpcFailure } from './rpc.predicates.js';
 import { NEST_RULES } from '../resilience.messages.js';
 

@@ -12,7 +12,7 @@ import {
 import { APP_FILTER } from '@nestjs/core';
 import { ResiliencePipelineRegistry } from '../../config/index.js';
 import { OAuthClient, type OAuthClientOptions, type PendingAuthorizationStore } from '../../oauth/index.js';
-import { RESILIENCE_STORE_HANDLE, type ResilienceStoreHandle } from '../resilience-store.factory.js';
+import { RESILIENCE_STORE_HANDLE, type ResilienceStoreHandle } from '../store/resilience-store.factory.js';
 import { OAuthExceptionFilter } from './oauth-exception.filter.js';
 
 /** Options of `OAuthModule.register`: those of `OAuthClient`, with the pipeline named from the registry. @publicApi */

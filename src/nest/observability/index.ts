@@ -4,5 +4,4 @@ export {
   type ResilienceLogLevel,
   type ResilienceLoggingOptions,
 } from './resilience-logger.listener.js';
-export type { RegistryAwareTelemetryListener } from './telemetry-listeners.factory.js';
 export type { ResilienceEventSummary } from './telemetry-event.summary.js';

@@ -5,4 +5,4 @@ export {
   ResilienceThrottler,
   type ResilienceThrottleDecision,
 } from './resilience.throttler.js';
-export type { ResilienceThrottleLimit, ResilienceThrottleOptions } from './resilience-throttle.options.js';
+export type { ResilienceThrottleLimit, ResilienceThrottleOptions } from '../options/resilience-throttle.options.js';

@@ -4,8 +4,8 @@ import { RateLimiterRejectedError, type Criticality } from '../../core/index.js'
 import { getResilienceMethodMetadata } from '../decorators/resilience-method.metadata.js';
 import { moduleCriticalityHeader, requestCriticality } from '../execution/route-criticality.js';
 import { RESILIENCE_THROTTLE_LIMITS, RESILIENCE_THROTTLE_SKIP } from '../resilience.constants.js';
-import { RESILIENCE_MODULE_OPTIONS } from '../resilience.module-definition.js';
-import type { ResilienceModuleOptions } from '../resilience-module-options.interface.js';
+import { RESILIENCE_MODULE_OPTIONS } from '../options/resilience.module-definition.js';
+import type { ResilienceModuleOptions } from '../options/resilience-module-options.interface.js';
 import { ResilienceThrottler, type ResilienceThrottleDecision } from './resilience.throttler.js';
 
 /**

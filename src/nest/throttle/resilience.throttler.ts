@@ -10,20 +10,20 @@ import {
   type RateLimitLease,
   type TimeProvider,
 } from '../../core/index.js';
-import { RESILIENCE_STORE_HANDLE, type ResilienceStoreHandle } from '../resilience-store.factory.js';
+import { RESILIENCE_STORE_HANDLE, type ResilienceStoreHandle } from '../store/resilience-store.factory.js';
 import {
   RESILIENCE_STARTUP_ISSUES,
   RESILIENCE_THROTTLE_LIMITS,
   RESILIENCE_TIME_PROVIDER,
 } from '../resilience.constants.js';
-import { RESILIENCE_MODULE_OPTIONS } from '../resilience.module-definition.js';
-import type { ResilienceModuleOptions } from '../resilience-module-options.interface.js';
+import { RESILIENCE_MODULE_OPTIONS } from '../options/resilience.module-definition.js';
+import type { ResilienceModuleOptions } from '../options/resilience-module-options.interface.js';
 import { NEST_RULES } from '../resilience.messages.js';
 import {
   normalizeThrottleOptions,
   type NormalizedThrottleLimit,
   type ResilienceThrottleOptions,
-} from './resilience-throttle.options.js';
+} from '../options/resilience-throttle.options.js';
 
 /** The limit a route applies when no `@ResilienceThrottle` names others. @publicApi */
 export const DEFAULT_THROTTLE_LIMIT = 'default';

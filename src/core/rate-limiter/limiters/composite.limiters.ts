@@ -1,6 +1,6 @@
 import type { ResilienceContext } from '../../context/resilience.context.js';
 import { isThenable } from '../../utils/is-thenable.util.js';
-import { rejectedLease, type RateLimiter, type RateLimitLease } from '../rate-limiter.model.js';
+import { rejectedLease, type RateLimiter, type RateLimitLease } from './rate-limiter.model.js';
 
 /**
  * One limiter per partition key (per user, per tenant, per host), made on first use. Partitions that are

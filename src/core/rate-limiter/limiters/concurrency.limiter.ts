@@ -1,7 +1,7 @@
 import { DEFAULT_SHEDDABLE_RATIO, getCriticality, type Criticality } from '../../context/criticality.property.js';
 import type { ResilienceContext } from '../../context/resilience.context.js';
 import { createLightweightError, RateLimiterRejectedError } from '../../resilience.errors.js';
-import { rejectedLease, type RateLimiter, type RateLimitLease } from '../rate-limiter.model.js';
+import { rejectedLease, type RateLimiter, type RateLimitLease } from './rate-limiter.model.js';
 import { WaiterQueue, type QueueEntry } from './waiter.queue.js';
 
 /** Options of a concurrency limiter (the bulkhead): running calls and the FIFO queue behind them. @publicApi */

@@ -6,7 +6,7 @@ import {
   admittedLease,
   type RateLimiter,
   type RateLimitLease,
-} from '../rate-limiter.model.js';
+} from './rate-limiter.model.js';
 import { WaiterQueue } from './waiter.queue.js';
 
 /**

@@ -1,10 +1,10 @@
-import type { ResilienceContext } from './context/resilience.context.js';
-import type { ResilienceEventDescriptors } from './telemetry/event.catalog.js';
-import type { ResilienceEventMap } from './telemetry/resilience-event.model.js';
-import type { OptionsSchema } from './strategy/options.schema.js';
-import type { StrategyTelemetry } from './telemetry/strategy.telemetry.js';
-import type { TimeProvider } from './time/time.provider.js';
-import type { OptionsValidator } from './utils/options.validation.js';
+import type { ResilienceContext } from '../context/resilience.context.js';
+import type { ResilienceEventDescriptors } from '../telemetry/event.catalog.js';
+import type { ResilienceEventMap } from '../telemetry/resilience-event.model.js';
+import type { OptionsSchema } from './options.schema.js';
+import type { StrategyTelemetry } from '../telemetry/strategy.telemetry.js';
+import type { TimeProvider } from '../time/time.provider.js';
+import type { OptionsValidator } from './options.validation.js';
 
 /**
  * Runs the rest of the pipeline (the inner strategies and then the callback). It settles the way the

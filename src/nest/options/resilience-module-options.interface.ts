@@ -1,7 +1,7 @@
-import type { ResilienceLoggingOptions } from './observability/resilience-logger.listener.js';
-import type { CircuitBreakerStateStore, OutcomePredicate, TelemetryListener, TimeProvider } from '../core/index.js';
-import type { PipelineConfigData } from '../config/index.js';
-import type { ResilienceThrottleOptions } from './throttle/resilience-throttle.options.js';
+import type { ResilienceLoggingOptions } from '../observability/resilience-logger.listener.js';
+import type { CircuitBreakerStateStore, OutcomePredicate, TelemetryListener, TimeProvider } from '../../core/index.js';
+import type { PipelineConfigData } from '../../config/index.js';
+import type { ResilienceThrottleOptions } from './resilience-throttle.options.js';
 
 /** A Redis server's address. @publicApi */
 export interface RedisNodeConfig {

@@ -2,18 +2,21 @@ import { Inject, Injectable, Logger, Optional, type OnApplicationShutdown, type 
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
 import { Observable } from 'rxjs';
-import { OptionsValidator, ResilienceValidationError } from '../core/index.js';
-import { ResiliencePipelineRegistry } from '../config/index.js';
-import { getResilienceMethodMetadata, type ResilienceMethodMetadata } from './decorators/resilience-method.metadata.js';
-import type { ResilienceMethodBinding } from './execution/resilience-method.binding.js';
+import { OptionsValidator, ResilienceValidationError } from '../../core/index.js';
+import { ResiliencePipelineRegistry } from '../../config/index.js';
+import {
+  getResilienceMethodMetadata,
+  type ResilienceMethodMetadata,
+} from '../decorators/resilience-method.metadata.js';
+import type { ResilienceMethodBinding } from '../execution/resilience-method.binding.js';
 import { planMethodPipeline } from './method-pipeline.factory.js';
-import { RESILIENCE_BINDINGS, RESILIENCE_STARTUP_ISSUES } from './resilience.constants.js';
-import { NEST_RULES } from './resilience.messages.js';
-import { enableAsyncContextPropagation } from './execution/resilience-context.storage.js';
-import { moduleCriticalityHeader, requestArgumentIndex, requestCriticality } from './execution/route-criticality.js';
-import { RESILIENCE_MODULE_OPTIONS } from './resilience.module-definition.js';
-import type { ResilienceModuleOptions } from './resilience-module-options.interface.js';
-import { RESILIENCE_STORE_HANDLE, type ResilienceStoreHandle } from './resilience-store.factory.js';
+import { RESILIENCE_BINDINGS, RESILIENCE_STARTUP_ISSUES } from '../resilience.constants.js';
+import { NEST_RULES } from '../resilience.messages.js';
+import { enableAsyncContextPropagation } from '../execution/resilience-context.storage.js';
+import { moduleCriticalityHeader, requestArgumentIndex, requestCriticality } from '../execution/route-criticality.js';
+import { RESILIENCE_MODULE_OPTIONS } from '../options/resilience.module-definition.js';
+import type { ResilienceModuleOptions } from '../options/resilience-module-options.interface.js';
+import { RESILIENCE_STORE_HANDLE, type ResilienceStoreHandle } from '../store/resilience-store.factory.js';
 
 type AnyMethod = (...args: unknown[]) => unknown;
 

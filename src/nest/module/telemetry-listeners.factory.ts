@@ -1,7 +1,7 @@
 import type { TelemetryListener } from '../../core/index.js';
 import type { ResiliencePipelineRegistry } from '../../config/index.js';
-import type { ResilienceModuleOptions } from '../resilience-module-options.interface.js';
-import { ResilienceLoggerListener } from './resilience-logger.listener.js';
+import type { ResilienceModuleOptions } from '../options/resilience-module-options.interface.js';
+import { ResilienceLoggerListener } from '../observability/resilience-logger.listener.js';
 
 /** DI token of the admin module's event stream, which `ResilienceModule` adds to its listeners. @internal */
 export const RESILIENCE_EVENT_STREAM = Symbol.for('nest-resilience:event-stream');

@@ -5,21 +5,21 @@ import {
   strategyRegistration,
   type ResiliencePipeline,
   type ResiliencePipelineBuilder,
-} from '../core/index.js';
+} from '../../core/index.js';
 import {
   strategyCatalog,
   type PipelineConfig,
   type ResiliencePipelineRegistry,
   type StrategySection,
-} from '../config/index.js';
-import type { FallbackDecoratorOptions, SectionSpec } from './decorators/resilience.decorators.js';
-import type { ResilienceMethodMetadata, DecoratorSectionName } from './decorators/resilience-method.metadata.js';
+} from '../../config/index.js';
+import type { FallbackDecoratorOptions, SectionSpec } from '../decorators/resilience.decorators.js';
+import type { ResilienceMethodMetadata, DecoratorSectionName } from '../decorators/resilience-method.metadata.js';
 import {
   createMethodBinding,
   METHOD_INVOCATION,
   type ResilienceMethodBinding,
-} from './execution/resilience-method.binding.js';
-import { NEST_RULES } from './resilience.messages.js';
+} from '../execution/resilience-method.binding.js';
+import { NEST_RULES } from '../resilience.messages.js';
 
 /** A method's composed pipeline and how it reads in logs. @internal */
 export interface MethodPipelinePlan {

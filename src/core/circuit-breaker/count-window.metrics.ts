@@ -1,4 +1,4 @@
-import type { CircuitHealth, CircuitMetricsSnapshot } from '../circuit-state.model.js';
+import type { CircuitHealth, CircuitMetricsSnapshot } from './circuit-state.model.js';
 import { toHealth, type HealthMetrics } from './health.metrics.js';
 
 /** The failure ratio over the last `size` calls, in a fixed ring (memory: one byte per call). @internal */

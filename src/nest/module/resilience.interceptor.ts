@@ -8,13 +8,13 @@ import {
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Observable } from 'rxjs';
-import type { ResiliencePipeline } from '../core/index.js';
-import { ResiliencePipelineRegistry } from '../config/index.js';
-import { getResilienceMethodMetadata } from './decorators/resilience-method.metadata.js';
-import { RESILIENCE_MODULE_OPTIONS } from './resilience.module-definition.js';
-import type { ResilienceModuleOptions } from './resilience-module-options.interface.js';
-import { RESILIENCE_PIPELINE_METADATA } from './resilience.constants.js';
-import { runInterceptedHandler } from './execution/intercepted-handler.runner.js';
+import type { ResiliencePipeline } from '../../core/index.js';
+import { ResiliencePipelineRegistry } from '../../config/index.js';
+import { getResilienceMethodMetadata } from '../decorators/resilience-method.metadata.js';
+import { RESILIENCE_MODULE_OPTIONS } from '../options/resilience.module-definition.js';
+import type { ResilienceModuleOptions } from '../options/resilience-module-options.interface.js';
+import { RESILIENCE_PIPELINE_METADATA } from '../resilience.constants.js';
+import { runInterceptedHandler } from '../execution/intercepted-handler.runner.js';
 
 /**
  * Runs whole handlers through a named pipeline: the one named by `@UseResiliencePipeline` on the handler

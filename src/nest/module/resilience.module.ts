@@ -6,33 +6,29 @@ import {
   type CircuitBreakerStateStore,
   type TelemetryListener,
   type TimeProvider,
-} from '../core/index.js';
-import { ResiliencePipelineRegistry, type PipelineConfigData } from '../config/index.js';
-import {
-  attachRegistry,
-  moduleTelemetryListeners,
-  RESILIENCE_EVENT_STREAM,
-} from './observability/telemetry-listeners.factory.js';
-import { ResilienceExceptionFilter } from './resilience-exception.filter.js';
+} from '../../core/index.js';
+import { ResiliencePipelineRegistry, type PipelineConfigData } from '../../config/index.js';
+import { attachRegistry, moduleTelemetryListeners, RESILIENCE_EVENT_STREAM } from './telemetry-listeners.factory.js';
+import { ResilienceExceptionFilter } from '../exceptions/resilience-exception.filter.js';
 import {
   createResilienceStore,
   RESILIENCE_STORE_HANDLE,
   type ResilienceStoreHandle,
-} from './resilience-store.factory.js';
+} from '../store/resilience-store.factory.js';
 import { ResilienceExplorer } from './resilience.explorer.js';
 import { ResilienceInterceptor } from './resilience.interceptor.js';
-import { ResilienceThrottler } from './throttle/resilience.throttler.js';
+import { ResilienceThrottler } from '../throttle/resilience.throttler.js';
 import {
   ConfigurableResilienceModule,
   RESILIENCE_MODULE_OPTIONS,
   type RESILIENCE_OPTIONS_TYPE,
-} from './resilience.module-definition.js';
-import type { ResilienceModuleOptions } from './resilience-module-options.interface.js';
+} from '../options/resilience.module-definition.js';
+import type { ResilienceModuleOptions } from '../options/resilience-module-options.interface.js';
 import {
   CIRCUIT_BREAKER_STATE_STORE,
   RESILIENCE_STARTUP_ISSUES,
   RESILIENCE_TIME_PROVIDER,
-} from './resilience.constants.js';
+} from '../resilience.constants.js';
 
 /**
  * Named resilience pipelines for a Nest application: `forRoot(options)` / `forRootAsync({ useFactory,

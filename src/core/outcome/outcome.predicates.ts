@@ -1,5 +1,5 @@
-import { isCancellation } from './context/cancellation.rule.js';
-import type { ResilienceContext } from './context/resilience.context.js';
+import { isCancellation } from './cancellation.rule.js';
+import type { ResilienceContext } from '../context/resilience.context.js';
 import type { Outcome } from './outcome.model.js';
 
 /**

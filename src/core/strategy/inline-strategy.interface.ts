@@ -1,4 +1,4 @@
-import type { ResilienceContext } from './context/resilience.context.js';
+import type { ResilienceContext } from '../context/resilience.context.js';
 import type { StrategyNext } from './resilience-strategy.interface.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { CircuitHealth, CircuitMetricsSnapshot } from '../circuit-state.model.js';
+import type { CircuitHealth, CircuitMetricsSnapshot } from './circuit-state.model.js';
 
 /** What a breaker kind measures and when it trips. @internal */
 export interface HealthMetrics {

@@ -10,12 +10,12 @@ import {
   IsolatedCircuitError,
   RateLimiterRejectedError,
   TimeoutRejectedError,
-} from '../core/index.js';
-import { RESILIENCE_MODULE_OPTIONS } from './resilience.module-definition.js';
-import type { ResilienceModuleOptions } from './resilience-module-options.interface.js';
-import { publicResilienceMessage } from './resilience-public.message.js';
-import { isGrpcCallArgs, toResilienceGrpcError } from './microservices/resilience-grpc.error.js';
-import { toResilienceRpcError } from './microservices/resilience-rpc.error.js';
+} from '../../core/index.js';
+import { RESILIENCE_MODULE_OPTIONS } from '../options/resilience.module-definition.js';
+import type { ResilienceModuleOptions } from '../options/resilience-module-options.interface.js';
+import { publicResilienceMessage } from '../resilience-public.message.js';
+import { isGrpcCallArgs, toResilienceGrpcError } from '../microservices/resilience-grpc.error.js';
+import { toResilienceRpcError } from '../microservices/resilience-rpc.error.js';
 import { MarkedUpstreamFailure, upstreamFailureOf } from './upstream-failure.mapping.js';
 
 /** The HTTP answer for a resilience rejection. @publicApi */

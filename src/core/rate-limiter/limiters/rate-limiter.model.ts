@@ -1,5 +1,5 @@
-import type { ResilienceContext } from '../context/resilience.context.js';
-import type { RateLimiterRejectionReason } from '../resilience.errors.js';
+import type { ResilienceContext } from '../../context/resilience.context.js';
+import type { RateLimiterRejectionReason } from '../../resilience.errors.js';
 
 /** The answer of a limiter: a permit to release, or a rejection with an estimated wait. @publicApi */
 export interface RateLimitLease {

@@ -9,9 +9,9 @@ import {
   type RateLimiterStrategyOptions,
   type TelemetryListener,
   type TimeProvider,
-} from '../core/index.js';
-import type { PendingAuthorizationStore } from '../oauth/pending-authorization.store.js';
-import type { RedisStoreConfig, ResilienceModuleOptions } from './resilience-module-options.interface.js';
+} from '../../core/index.js';
+import type { PendingAuthorizationStore } from '../../oauth/pending-authorization.store.js';
+import type { RedisStoreConfig, ResilienceModuleOptions } from '../options/resilience-module-options.interface.js';
 
 /** The store the module uses, and what it must close on shutdown. @internal */
 export interface ResilienceStoreHandle {
@@ -64,7 +64,7 @@ async function createRedisStore(
   timeProvider: TimeProvider | undefined,
   listeners: readonly TelemetryListener[] | undefined,
 ): Promise<ResilienceStoreHandle> {
-  const { createRedisStores } = await import('../redis/redis-resilience-store.factory.js');
+  const { createRedisStores } = await import('../../redis/redis-resilience-store.factory.js');
   const telemetry = new StrategyTelemetry(
     { pipelineName: undefined, pipelineInstanceName: undefined, strategyName: undefined, strategyType: 'state-store' },
     listeners ?? [],

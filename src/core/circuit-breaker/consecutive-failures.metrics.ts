@@ -1,4 +1,4 @@
-import type { CircuitHealth, CircuitMetricsSnapshot } from '../circuit-state.model.js';
+import type { CircuitHealth, CircuitMetricsSnapshot } from './circuit-state.model.js';
 import type { HealthMetrics } from './health.metrics.js';
 
 /** Opens after `threshold` failures in a row; any success starts the count again. @internal */

@@ -1,4 +1,4 @@
-import type { CircuitBreakerKind, CircuitMetricsSnapshot, CircuitPolicy } from '../circuit-state.model.js';
+import type { CircuitBreakerKind, CircuitMetricsSnapshot, CircuitPolicy } from './circuit-state.model.js';
 import { ConsecutiveFailuresMetrics } from './consecutive-failures.metrics.js';
 import { CountWindowMetrics } from './count-window.metrics.js';
 import type { HealthMetrics } from './health.metrics.js';

@@ -1,4 +1,4 @@
-import type { CircuitHealth, CircuitMetricsSnapshot } from '../circuit-state.model.js';
+import type { CircuitHealth, CircuitMetricsSnapshot } from './circuit-state.model.js';
 import { toHealth, type HealthMetrics } from './health.metrics.js';
 
 /** Buckets per sampling duration, as in Polly's `RollingHealthMetrics`. @internal */

@@ -1,5 +1,5 @@
-import type { ValidationIssue } from '../core/index.js';
-import { coercePipelineConfig } from '../config/internal.js';
+import type { ValidationIssue } from '../../core/index.js';
+import { coercePipelineConfig } from '../../config/internal.js';
 
 /** The options of the standard HTTP and RPC pipelines, and the `PipelineConfig` section each becomes. */
 const SECTION_OF: Readonly<Record<string, string>> = {

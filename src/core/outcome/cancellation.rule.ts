@@ -1,5 +1,5 @@
-import type { Outcome } from '../outcome.model.js';
-import type { ResilienceContext } from './resilience.context.js';
+import type { Outcome } from './outcome.model.js';
+import type { ResilienceContext } from '../context/resilience.context.js';
 
 /**
  * The one cancellation check every strategy and every built-in predicate applies. An error is a
