@@ -43,6 +43,8 @@ export const NEST_RULES = {
   integerAtLeastOne: 'must be an integer >= 1',
   positiveNumber: 'must be a number > 0',
   object: 'must be an object',
+  atMostTotalTimeout: (total: number) => `must be <= totalTimeout (${total})`,
+  samplesTwoAttempts: (attempt: number) => `must be >= 2 × attemptTimeout (${2 * attempt})`,
   notWithHedgingHandler: 'must not be set with hedging (the handler is the pipeline)',
   notWithHedgingEndpoints: 'must not be set with hedging (the endpoints are the base URLs)',
   notWithHedgingCircuits: 'must not be set with hedging (every endpoint has its circuit)',

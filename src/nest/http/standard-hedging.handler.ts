@@ -32,6 +32,7 @@ import {
   type RoutedEndpoint,
 } from './endpoint-groups.routing.js';
 import {
+  checkAttemptTimeout,
   handleHttpFailure,
   HTTP_REQUEST_INFO,
   exposeRetryAfter,
@@ -165,20 +166,7 @@ export function validateStandardHedgingOptions(parent: OptionsValidator, key: st
   v.child('endpoint').knownKeys(e, ['rateLimiter', 'circuitBreaker', 'attemptTimeout']);
   const total = timeoutOf(o.totalTimeout, STANDARD_HEDGING_HANDLER_DEFAULTS.totalTimeout);
   const attempt = timeoutOf(e.attemptTimeout, STANDARD_HEDGING_HANDLER_DEFAULTS.endpoint.attemptTimeout);
-  if (total !== undefined && attempt !== undefined && attempt > total) {
-    v.add('endpoint.attemptTimeout', attempt, `must be <= totalTimeout (${total})`);
-  }
-  const breaker = endpointBreaker(e.circuitBreaker);
-  const sampling = breaker && 'samplingDuration' in breaker ? breaker.samplingDuration : undefined;
-  if (
-    typeof sampling === 'number' &&
-    attempt !== undefined &&
-    breaker?.kind !== 'consecutive' &&
-    breaker?.kind !== 'count-window' &&
-    sampling < 2 * attempt
-  ) {
-    v.add('endpoint.circuitBreaker.samplingDuration', sampling, `must be >= 2 × attemptTimeout (${2 * attempt})`);
-  }
+  checkAttemptTimeout(v, 'endpoint.', total, attempt, endpointBreaker(e.circuitBreaker));
 }
 
 function timeoutOf(t: TimeoutConfig | false | undefined, fallback: number): number | undefined {

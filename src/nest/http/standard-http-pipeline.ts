@@ -15,6 +15,7 @@ import {
 } from '../../core/index.js';
 import { type ConfigData, type PipelineConfig } from '../../config/index.js';
 import { coerceStandardPipelineOptions } from '../options/standard-pipeline.options.js';
+import { NEST_RULES } from '../resilience.messages.js';
 
 // The request info and the two HTTP predicates live in the core (they need no HTTP library), so that
 // configuration can name them (`http-failure`, `http-retryable`) without this module being loaded.
@@ -91,9 +92,6 @@ export function standardHttpPipeline(data: StandardHttpPipelineOptions = {}, pat
   const v = new OptionsValidator(path);
   const total = timeoutOf(options.totalTimeout, d.totalTimeout);
   const attempt = timeoutOf(options.attemptTimeout, d.attemptTimeout);
-  if (total !== undefined && attempt !== undefined && attempt > total) {
-    v.add('attemptTimeout', attempt, `must be <= totalTimeout (${total})`);
-  }
   const given = options.circuitBreaker;
   // Another kind of breaker keeps only the defaults that apply to every kind.
   const breaker: CircuitBreakerConfig | undefined =
@@ -102,16 +100,7 @@ export function standardHttpPipeline(data: StandardHttpPipelineOptions = {}, pat
       : given?.kind !== undefined && given.kind !== d.circuitBreaker.kind
         ? { breakDuration: d.circuitBreaker.breakDuration, ...given }
         : { ...d.circuitBreaker, ...given };
-  const sampling = breaker && 'samplingDuration' in breaker ? breaker.samplingDuration : undefined;
-  if (
-    typeof sampling === 'number' &&
-    attempt !== undefined &&
-    breaker?.kind !== 'consecutive' &&
-    breaker?.kind !== 'count-window' &&
-    sampling < 2 * attempt
-  ) {
-    v.add('circuitBreaker.samplingDuration', sampling, `must be >= 2 × attemptTimeout (${2 * attempt})`);
-  }
+  checkAttemptTimeout(v, '', total, attempt, breaker);
   v.throwIfInvalid('Invalid standard HTTP pipeline');
   const retry =
     options.retry === false
@@ -145,4 +134,33 @@ export function exposeRetryAfter(error: unknown, time: TimeProvider = systemTime
     return retryAfter;
   }
   return undefined;
+}
+
+/**
+ * The rules that tie an attempt's timeout to the others: at most the total timeout, and a time-based
+ * breaker samples at least two attempts' time (Polly's standard handlers' rules). `at` is where the
+ * attempt's options are (`endpoint.` for the hedging handler's endpoints, `''` for the pipeline's).
+ *
+ * @internal
+ */
+export function checkAttemptTimeout(
+  v: OptionsValidator,
+  at: string,
+  total: number | undefined,
+  attempt: number | undefined,
+  breaker: CircuitBreakerConfig | undefined,
+): void {
+  if (total !== undefined && attempt !== undefined && attempt > total) {
+    v.add(`${at}attemptTimeout`, attempt, NEST_RULES.atMostTotalTimeout(total));
+  }
+  const sampling = breaker && 'samplingDuration' in breaker ? breaker.samplingDuration : undefined;
+  if (
+    typeof sampling === 'number' &&
+    attempt !== undefined &&
+    breaker?.kind !== 'consecutive' &&
+    breaker?.kind !== 'count-window' &&
+    sampling < 2 * attempt
+  ) {
+    v.add(`${at}circuitBreaker.samplingDuration`, sampling, NEST_RULES.samplesTwoAttempts(attempt));
+  }
 }
