@@ -183,4 +183,24 @@ describe('standardRpcPipeline', () => {
       'rpc.retires',
     ]);
   });
+
+  it("rejects a time-based breaker that samples less than two attempts' time, as the HTTP pipeline does", () => {
+    const issues = (options: object) => {
+      try {
+        standardRpcPipeline(options);
+        return [];
+      } catch (error) {
+        return (error as ResilienceValidationError).issues.map((i) => [i.path, i.value, i.rule]);
+      }
+    };
+    const timeWindow = { kind: 'time-window', failureRatio: 0.5, minimumThroughput: 10 };
+    expect(issues({ circuitBreaker: { ...timeWindow, samplingDuration: '3s' } })).toEqual([
+      ['rpc.circuitBreaker.samplingDuration', 3_000, 'must be >= 2 × attemptTimeout (4000)'],
+    ]);
+    expect(issues({ circuitBreaker: { ...timeWindow, samplingDuration: '4s' } })).toEqual([]);
+    expect(issues({ attemptTimeout: '1s', circuitBreaker: { ...timeWindow, samplingDuration: '3s' } })).toEqual([]);
+    // Breakers that count calls, not time, sample no duration.
+    expect(issues({ circuitBreaker: { kind: 'count-window', windowSize: 20 } })).toEqual([]);
+    expect(issues({})).toEqual([]);
+  });
 });

@@ -32,7 +32,6 @@ import {
   type RoutedEndpoint,
 } from './endpoint-groups.routing.js';
 import {
-  checkAttemptTimeout,
   handleHttpFailure,
   HTTP_REQUEST_INFO,
   exposeRetryAfter,
@@ -40,6 +39,7 @@ import {
   type HttpRequestInfo,
 } from './standard-http-pipeline.js';
 import { NEST_RULES } from '../resilience.messages.js';
+import { checkAttemptTimeout } from '../options/standard-pipeline.options.js';
 import { remainingBudget, requestBudgetHeaders } from '../deadlines/request-deadline.propagation.js';
 
 /**

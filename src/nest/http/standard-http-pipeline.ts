@@ -14,8 +14,7 @@ import {
   type TimeProvider,
 } from '../../core/index.js';
 import { type ConfigData, type PipelineConfig } from '../../config/index.js';
-import { coerceStandardPipelineOptions } from '../options/standard-pipeline.options.js';
-import { NEST_RULES } from '../resilience.messages.js';
+import { checkAttemptTimeout, coerceStandardPipelineOptions } from '../options/standard-pipeline.options.js';
 
 // The request info and the two HTTP predicates live in the core (they need no HTTP library), so that
 // configuration can name them (`http-failure`, `http-retryable`) without this module being loaded.
@@ -134,33 +133,4 @@ export function exposeRetryAfter(error: unknown, time: TimeProvider = systemTime
     return retryAfter;
   }
   return undefined;
-}
-
-/**
- * The rules that tie an attempt's timeout to the others: at most the total timeout, and a time-based
- * breaker samples at least two attempts' time (Polly's standard handlers' rules). `at` is where the
- * attempt's options are (`endpoint.` for the hedging handler's endpoints, `''` for the pipeline's).
- *
- * @internal
- */
-export function checkAttemptTimeout(
-  v: OptionsValidator,
-  at: string,
-  total: number | undefined,
-  attempt: number | undefined,
-  breaker: CircuitBreakerConfig | undefined,
-): void {
-  if (total !== undefined && attempt !== undefined && attempt > total) {
-    v.add(`${at}attemptTimeout`, attempt, NEST_RULES.atMostTotalTimeout(total));
-  }
-  const sampling = breaker && 'samplingDuration' in breaker ? breaker.samplingDuration : undefined;
-  if (
-    typeof sampling === 'number' &&
-    attempt !== undefined &&
-    breaker?.kind !== 'consecutive' &&
-    breaker?.kind !== 'count-window' &&
-    sampling < 2 * attempt
-  ) {
-    v.add(`${at}circuitBreaker.samplingDuration`, sampling, NEST_RULES.samplesTwoAttempts(attempt));
-  }
 }

@@ -1,6 +1,6 @@
 import { OptionsValidator, type CircuitBreakerConfig, type RetryConfig, type TimeoutConfig } from '../../core/index.js';
 import { type ConfigData, type PipelineConfig } from '../../config/index.js';
-import { coerceStandardPipelineOptions } from '../options/standard-pipeline.options.js';
+import { checkAttemptTimeout, coerceStandardPipelineOptions } from '../options/standard-pipeline.options.js';
 import { handleRetryableRpcFailure, handleRpcFailure } from './rpc.predicates.js';
 import { NEST_RULES } from '../resilience.messages.js';
 
@@ -56,8 +56,9 @@ function timeoutOf(t: TimeoutConfig | false | undefined, fallback: number): numb
 
 /**
  * The standard RPC pipeline as a `PipelineConfig` (the registry validates and builds it), after reading
- * the strings of its options and checking the cross-option rule on the values read: attempt timeout ≤
- * total timeout. Retry and breaker use `handleRetryableRpcFailure`
+ * the strings of its options and checking the cross-option rules on the values read: attempt timeout ≤
+ * total timeout, and a time-based breaker samples at least two attempt timeouts (as the standard HTTP
+ * pipeline). Retry and breaker use `handleRetryableRpcFailure`
  * and `handleRpcFailure` unless `shouldHandle` says otherwise.
  *
  * @publicApi
@@ -80,9 +81,6 @@ export function buildStandardRpcPipeline(data: StandardRpcPipelineOptions, v: Op
   v.knownKeys(options, KNOWN_KEYS);
   const total = timeoutOf(options.totalTimeout, d.totalTimeout);
   const attempt = timeoutOf(options.attemptTimeout, d.attemptTimeout);
-  if (total !== undefined && attempt !== undefined && attempt > total) {
-    v.add('attemptTimeout', attempt, `must be <= totalTimeout (${total})`);
-  }
   const retry: RetryConfig | undefined =
     options.retry === false ? undefined : { ...d.retry, shouldHandle: handleRetryableRpcFailure, ...options.retry };
   const given = options.circuitBreaker;
@@ -92,6 +90,7 @@ export function buildStandardRpcPipeline(data: StandardRpcPipelineOptions, v: Op
       : given?.kind !== undefined && given.kind !== d.circuitBreaker.kind
         ? { breakDuration: d.circuitBreaker.breakDuration, shouldHandle: handleRpcFailure, ...given }
         : { ...d.circuitBreaker, shouldHandle: handleRpcFailure, ...given };
+  checkAttemptTimeout(v, '', total, attempt, breaker);
   return {
     totalTimeout: options.totalTimeout === false ? undefined : (options.totalTimeout ?? d.totalTimeout),
     retry,

@@ -1,5 +1,6 @@
-import type { ValidationIssue } from '../../core/index.js';
+import type { CircuitBreakerConfig, OptionsValidator, ValidationIssue } from '../../core/index.js';
 import { coercePipelineConfig } from '../../config/internal.js';
+import { NEST_RULES } from '../resilience.messages.js';
 
 /** The options of the standard HTTP and RPC pipelines, and the `PipelineConfig` section each becomes. */
 const SECTION_OF: Readonly<Record<string, string>> = {
@@ -70,4 +71,34 @@ export function standardPipelineIssues(
       SHORTHAND_SECTIONS.has(section) && tail === '.timeout' && !(isObject(options) && isObject(options[option]));
     return { ...issue, path: `${at}.${option}${bare ? '' : tail}` };
   });
+}
+
+/**
+ * The rules that tie an attempt's timeout to the others: at most the total timeout, and a time-based
+ * breaker samples at least two attempts' time (Polly's standard handlers' rules), for the standard HTTP
+ * and RPC pipelines and the hedging handler. `at` is where the attempt's options are (`endpoint.` for
+ * the hedging handler's endpoints, `''` for a pipeline's).
+ *
+ * @internal
+ */
+export function checkAttemptTimeout(
+  v: OptionsValidator,
+  at: string,
+  total: number | undefined,
+  attempt: number | undefined,
+  breaker: CircuitBreakerConfig | undefined,
+): void {
+  if (total !== undefined && attempt !== undefined && attempt > total) {
+    v.add(`${at}attemptTimeout`, attempt, NEST_RULES.atMostTotalTimeout(total));
+  }
+  const sampling = breaker && 'samplingDuration' in breaker ? breaker.samplingDuration : undefined;
+  if (
+    typeof sampling === 'number' &&
+    attempt !== undefined &&
+    breaker?.kind !== 'consecutive' &&
+    breaker?.kind !== 'count-window' &&
+    sampling < 2 * attempt
+  ) {
+    v.add(`${at}circuitBreaker.samplingDuration`, sampling, NEST_RULES.samplesTwoAttempts(attempt));
+  }
 }
