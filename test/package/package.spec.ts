@@ -84,6 +84,76 @@ async function timed<T>(label: string, work: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * Runs each piece of work given to it with at most `limit` running at once, in the order given. The type
+ * checks of the apps are independent: they start as soon as the installs are done, a few at a time, and
+ * each test awaits its own (a failure is still that test's).
+ */
+function limited(limit: number): <T>(work: () => Promise<T>) => Promise<T> {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  return <T>(work: () => Promise<T>) =>
+    new Promise<T>((resolve, reject) => {
+      const start = () => {
+        running++;
+        work()
+          .then(resolve, reject)
+          .finally(() => {
+            running--;
+            waiting.shift()?.();
+          });
+      };
+      if (running < limit) start();
+      else waiting.push(start);
+    });
+}
+
+/** Marks a promise handled (its test awaits it later), so a failure is reported there, not as unhandled. */
+function started<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => undefined);
+  return promise;
+}
+
+const TYPE_CHECKS_AT_ONCE = 3;
+const appChecks = new Map<string, Promise<{ ok: boolean; output: string }>>();
+const exampleChecks = new Map<ExampleName, Promise<string>>();
+let snippetCheck: Promise<{ ok: boolean; output: string }>;
+const snippets = documentationFiles(repoRoot).flatMap((document) => extractSnippets(repoRoot, document));
+
+/** Starts every type check once the apps are installed: the consumer apps, the examples, the snippets. */
+function startTypeChecks(): void {
+  const slot = limited(TYPE_CHECKS_AT_ONCE);
+  for (const definition of consumerApps) {
+    const app = apps.get(definition.name)!;
+    writeFileSync(join(app.dir, 'src/main.ts'), definition.source);
+    appChecks.set(
+      definition.name,
+      started(slot(() => timed(`tsc ${definition.name}`, () => app.typeCheck(['main.ts'])))),
+    );
+  }
+  for (const name of Object.keys(EXAMPLES) as ExampleName[]) {
+    const dir = join(examplesApp.dir, name);
+    mkdirSync(dir);
+    for (const entry of ['package.json', ...EXAMPLES[name].files]) {
+      cpSync(join(repoRoot, 'examples', name, entry), join(dir, entry), { recursive: true });
+    }
+    symlinkSync(join(examplesApp.dir, 'node_modules'), join(dir, 'node_modules'), 'dir');
+    const tsc = join(dir, 'node_modules/typescript/bin/tsc');
+    const check = () =>
+      timed(`tsc ${name} example`, () =>
+        run(process.execPath, [tsc, '-p', 'tsconfig.json', '--pretty', 'false'], { cwd: dir }).then(
+          () => '',
+          (error: { stdout: string; stderr: string }) => `${error.stdout}${error.stderr}`,
+        ),
+      );
+    exampleChecks.set(name, started(slot(check)));
+  }
+  for (const snippet of snippets) writeFileSync(join(docsApp.dir, 'src', snippet.fileName), snippet.code);
+  snippetCheck = started(
+    slot(() => timed('tsc snippets', () => docsApp.typeCheck(snippets.map((snippet) => snippet.fileName)))),
+  );
+}
+
 beforeAll(async () => {
   workDir = mkdtempSync(join(tmpdir(), 'nest-resilience-package-'));
   packed = await timed('pack (clean build)', () => packLibrary(workDir));
@@ -113,6 +183,7 @@ beforeAll(async () => {
     ];
     await Promise.all(installs);
   });
+  startTypeChecks();
 }, 300_000);
 
 afterAll(() => {
@@ -271,8 +342,7 @@ describe.each(consumerApps)('a $name app (peers: $peers)', (definition) => {
   it(
     'type-checks with strict and skipLibCheck: false',
     async () => {
-      writeFileSync(join(app().dir, 'src/main.ts'), definition.source);
-      const result = await timed(`tsc ${definition.name}`, () => app().typeCheck(['main.ts']));
+      const result = await appChecks.get(definition.name)!;
       expect(result.output).toBe('');
     },
     TYPE_CHECK_TIMEOUT,
@@ -298,19 +368,7 @@ describe.each(Object.keys(EXAMPLES) as ExampleName[])('the example project examp
   it(
     'type-checks with its own tsconfig (strict, skipLibCheck: false) against the installed package',
     async () => {
-      mkdirSync(dir());
-      for (const entry of ['package.json', ...EXAMPLES[name].files]) {
-        cpSync(join(repoRoot, 'examples', name, entry), join(dir(), entry), { recursive: true });
-      }
-      symlinkSync(join(examplesApp.dir, 'node_modules'), join(dir(), 'node_modules'), 'dir');
-      const tsc = join(dir(), 'node_modules/typescript/bin/tsc');
-      const result = await timed(`tsc ${name} example`, () =>
-        run(process.execPath, [tsc, '-p', 'tsconfig.json', '--pretty', 'false'], { cwd: dir() }).then(
-          () => '',
-          (error: { stdout: string; stderr: string }) => `${error.stdout}${error.stderr}`,
-        ),
-      );
-      expect(result).toBe('');
+      expect(await exampleChecks.get(name)!).toBe('');
     },
     TYPE_CHECK_TIMEOUT,
   );
@@ -329,8 +387,6 @@ describe.each(Object.keys(EXAMPLES) as ExampleName[])('the example project examp
 });
 
 describe('the documentation snippets', () => {
-  const snippets = documentationFiles(repoRoot).flatMap((document) => extractSnippets(repoRoot, document));
-
   it('are found in README.md and docs/', () => {
     expect(snippets.length).toBeGreaterThan(10);
     expect(new Set(snippets.map((snippet) => snippet.document))).toContain('README.md');
@@ -339,10 +395,7 @@ describe('the documentation snippets', () => {
   it(
     'each compile against the installed package, with the imports written in the snippet',
     async () => {
-      for (const snippet of snippets) {
-        writeFileSync(join(docsApp.dir, 'src', snippet.fileName), snippet.code);
-      }
-      const result = await timed('tsc snippets', () => docsApp.typeCheck(snippets.map((snippet) => snippet.fileName)));
+      const result = await snippetCheck;
       const byFile = new Map(snippets.map((snippet) => [`src/${snippet.fileName}`, snippet]));
       const errors = result.output
         .split('\n')
