@@ -34,7 +34,7 @@ const CHECKS = ['lint', 'format:check', 'typecheck', 'check:imports'];
 
 const argv = process.argv.slice(2);
 let checks = true;
-let lanes = Number(process.env.TEST_LANES ?? 4);
+let lanes = Number(process.env.TEST_LANES ?? 3);
 let record = false;
 const jestArgs = [];
 for (let i = 0; i < argv.length; i++) {

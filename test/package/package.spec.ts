@@ -86,7 +86,7 @@ async function timed<T>(label: string, work: () => Promise<T>): Promise<T> {
 
 /**
  * Runs each piece of work given to it with at most `limit` running at once, in the order given. The type
- * checks of the apps are independent: they start as soon as the installs are done, a few at a time, and
+ * checks of the apps are independent: they start as soon as the installs are done, two at a time, and
  * each test awaits its own (a failure is still that test's).
  */
 function limited(limit: number): <T>(work: () => Promise<T>) => Promise<T> {
@@ -114,7 +114,7 @@ function started<T>(promise: Promise<T>): Promise<T> {
   return promise;
 }
 
-const TYPE_CHECKS_AT_ONCE = 3;
+const TYPE_CHECKS_AT_ONCE = 2;
 const appChecks = new Map<string, Promise<{ ok: boolean; output: string }>>();
 const exampleChecks = new Map<ExampleName, Promise<string>>();
 let snippetCheck: Promise<{ ok: boolean; output: string }>;
