@@ -26,8 +26,13 @@ const FAR = 120_000;
 /** Far below FAR: a call answered by then did not wait for the operation timeout. */
 const AT_ONCE = 5_000;
 const RETRY_INTERVAL = 200;
-/** How a call to the dead primary fails: refused, or redirected to it until the client gives up. */
-const REFUSED = /ECONNREFUSED|Too many Cluster redirections\. Last error: ReplyError: MOVED/;
+/**
+ * How a call to the dead primary fails: refused, or redirected to it until the client gives up — the last
+ * redirection answered MOVED, or found the dead node's connection closed after its refusal (which of the
+ * two depends on when the client last refreshed its slot table). Never the operation timeout.
+ */
+const REFUSED =
+  /ECONNREFUSED|Too many Cluster redirections\. Last error: (ReplyError: MOVED|Error: Connection is closed\.)/;
 const policy = toCircuitPolicy({ kind: 'consecutive', failureThreshold: 1, breakDuration: 60_000 });
 
 async function atOnce<T>(call: () => Promise<T> | T): Promise<T> {
