@@ -33,7 +33,10 @@ interface PlanStep {
   readonly meta: ResilienceMethodMetadata;
   readonly instance: object;
   readonly registry: ResiliencePipelineRegistry;
+  /** The method's own pipeline, made when a planner first adds to it. */
   readonly builder: ResiliencePipelineBuilder<unknown>;
+  /** Set when this is the method's only strategy decorator. */
+  readonly alone: boolean;
   readonly issues: OptionsValidator;
   readonly section: StrategySection;
   /** `@Retry`, as validation paths name it. */
@@ -71,21 +74,27 @@ export function planMethodPipeline(
   v: OptionsValidator,
 ): MethodPipelinePlan | undefined {
   const where = `${meta.className}.${meta.methodName}`;
-  const builder = registry.createBuilder<unknown>(where, undefined, where);
+  // Made on first use: a method whose only decorator is `@UseResiliencePipeline` needs none.
+  let builder: ResiliencePipelineBuilder<unknown> | undefined;
+  const ownBuilder = (): ResiliencePipelineBuilder<unknown> =>
+    (builder ??= registry.createBuilder<unknown>(where, undefined, where));
+  const sections = strategyCatalog().filter((s) => meta.sections[s.name] !== undefined && s.decorator !== undefined);
   const issues = new OptionsValidator(where);
   const parts: string[] = [];
   let recordInvocation = false;
   let namesInvalidPipeline = false;
   let namedPipeline: ResiliencePipeline<unknown> | undefined;
 
-  for (const section of strategyCatalog()) {
+  for (const section of sections) {
     const spec = meta.sections[section.name];
-    if (spec === undefined || section.decorator === undefined) continue;
     const step: PlanStep = {
       meta,
       instance,
       registry,
-      builder,
+      get builder() {
+        return ownBuilder();
+      },
+      alone: sections.length === 1,
       issues,
       section,
       decorator: `@${section.decorator}`,
@@ -101,13 +110,13 @@ export function planMethodPipeline(
 
   v.addIssues(issues.problems);
   let pipeline: ResiliencePipeline<unknown>;
-  if (namedPipeline !== undefined && parts.length === 1) {
+  if (namedPipeline !== undefined && sections.length === 1) {
     // `@UseResiliencePipeline` alone: the method runs the named pipeline itself, so its calls are that
     // pipeline's in telemetry, inspection and health (the method is the calls' operation key).
     pipeline = namedPipeline;
   } else {
     try {
-      pipeline = builder.build();
+      pipeline = ownBuilder().build();
     } catch (error) {
       if (error instanceof ResilienceValidationError) {
         v.addIssues(error.issues);
@@ -178,15 +187,16 @@ function planFallback(spec: unknown, step: PlanStep): string | undefined {
 
 /** `@UseResiliencePipeline` on a method: the whole named pipeline, nested at its place. */
 function planNamedPipeline(spec: unknown, step: PlanStep): string | undefined {
-  const { registry, builder } = step;
+  const { registry } = step;
   const { name } = spec as { name: string };
   const named = registry.isInvalidPipeline(name) ? undefined : registry.tryGetPipeline(name);
   if (!named) {
     unknownPipeline(name, step);
     return undefined;
   }
-  // The registry's own pipeline object, so the method follows its reloads and shares its state and name.
-  builder.addPipeline(named);
+  // The registry's own pipeline object, so the method follows its reloads and shares its state and name
+  // (alone, the method runs it directly: see `planMethodPipeline`).
+  if (!step.alone) step.builder.addPipeline(named);
   step.namedPipeline = named;
   return `Pipeline(${name})`;
 }

@@ -148,10 +148,17 @@ describe('a nested pipeline reports its own executions, under its own name', () 
       .addTimeout(5_000)
       .build();
     const outer = new ResiliencePipelineBuilder({ name: 'outer' }).addPipeline(reporting).build();
-    await outer.execute(() => 1);
-    expect(executions(listener).map(([event, pipeline]) => `${event} ${pipeline}`)).toEqual([
-      'PipelineExecuting inner',
-      'PipelineExecuted inner',
+    await outer.execute(() => 1, { operationKey: 'k' });
+    // Only its own listener hears it, with the outer call's operation key.
+    expect(executions(listener)).toEqual([
+      ['PipelineExecuting', 'inner', 'k', 'debug'],
+      ['PipelineExecuted', 'inner', 'k', 'information'],
+    ]);
+    listener.events.length = 0;
+    await expect(outer.execute(() => Promise.reject(new Error('down')))).rejects.toThrow('down');
+    expect(executions(listener).map(([event, pipeline, , severity]) => `${event} ${pipeline} ${severity}`)).toEqual([
+      'PipelineExecuting inner debug',
+      'PipelineExecuted inner error',
     ]);
     expect(outer.describe().map((d) => d.type)).toEqual(['timeout']);
 
