@@ -145,6 +145,15 @@ interface SpanFrame {
   readonly parent: SpanFrame | undefined;
 }
 
+/** Each recorded pipeline span's frame, so a callback wrapper can tell that a nested pipeline's span is active. */
+const FRAMES = new WeakMap<Span, SpanFrame>();
+
+/** True when `span` is `frame`'s span or the span of a pipeline nested in it. */
+function isWithin(span: Span | undefined, frame: SpanFrame): boolean {
+  for (let f = span && FRAMES.get(span); f !== undefined; f = f.parent) if (f === frame) return true;
+  return false;
+}
+
 /** The instruments of the meter the listener records to. */
 interface Instruments {
   readonly meter: Meter;
@@ -389,17 +398,22 @@ export class OpenTelemetryListener implements TelemetryListener {
     const tracer = this.tracer;
     if (!tracer) return;
     const ctx = event.context;
-    const active = otelContext.active();
+    // A pipeline nested in another (`addPipeline`) runs before the outer one's callback, where the outer
+    // span is not active yet: its span is made a child of the enclosing pipeline's span explicitly.
+    const enclosing = ctx.hasProperties ? ctx.properties.get(SPAN_FRAME) : undefined;
+    const active = enclosing ? trace.setSpan(otelContext.active(), enclosing.span) : otelContext.active();
     // The sampler sees the tags (built once per series); a span it drops ends the listener's work for the call.
     const op = this.operationKeyOf(ctx);
     const start = this.spanStarts.get(event.source, op, undefined, 0, 0, this.spanStart, event);
     const span = tracer.startSpan(start.name, start.options, active);
     if (!span.isRecording()) return;
-    const properties = ctx.properties;
-    properties.set(SPAN_FRAME, { span, parent: properties.get(SPAN_FRAME) });
-    // The callback runs inside the span, so what it traces (HTTP clients, databases) nests under it.
+    const frame: SpanFrame = { span, parent: enclosing };
+    FRAMES.set(span, frame);
+    ctx.properties.set(SPAN_FRAME, frame);
+    // The callback runs inside the span, so what it traces (HTTP clients, databases) nests under it. A
+    // nested pipeline's wrapper runs first and makes its own span active: this one then leaves it.
     const spanContext: Context = trace.setSpan(active, span);
-    ctx.wrapCallback((run) => otelContext.with(spanContext, run));
+    ctx.wrapCallback((run) => (isWithin(trace.getActiveSpan(), frame) ? run() : otelContext.with(spanContext, run)));
   }
 
   private endSpan(ctx: ResilienceContext, error: unknown): void {

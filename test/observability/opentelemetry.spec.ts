@@ -160,6 +160,44 @@ describe('OpenTelemetryListener', () => {
     expect(pipelineSpan.status.code).toBe(0);
   });
 
+  it("nests a nested pipeline's span under the outer one's, and the callback's spans under the innermost", async () => {
+    const registry = new ResiliencePipelineRegistry({
+      timeProvider: time,
+      telemetryListeners: [listener],
+      pipelines: { stock: { retry: { maxRetryAttempts: 1, delay: 0 } } },
+    });
+    const outer = registry.createBuilder('Orders.place').addPipeline(registry.getPipeline('stock')).build();
+    const middle = registry.createBuilder('Orders.batch').addPipeline(outer).build();
+    const seen: (string | undefined)[] = [];
+    await tracer.startActiveSpan('GET /orders', async (request) => {
+      await outer.execute(() => seen.push(trace.getActiveSpan()?.spanContext().spanId));
+      await middle.execute(() => seen.push(trace.getActiveSpan()?.spanContext().spanId));
+      request.end();
+    });
+    const finished = spans.getFinishedSpans();
+    const id = (name: string, nth = 0) => finished.filter((s) => s.name === name)[nth].spanContext().spanId;
+    const parent = (name: string, nth = 0) => finished.filter((s) => s.name === name)[nth].parentSpanContext?.spanId;
+    expect(finished.map((s) => s.name).sort()).toEqual([
+      'GET /orders',
+      'resilience Orders.batch',
+      'resilience Orders.place',
+      'resilience Orders.place',
+      'resilience stock',
+      'resilience stock',
+    ]);
+    // outer.execute: request → Orders.place → stock → the callback.
+    expect(parent('resilience Orders.place')).toBe(id('GET /orders'));
+    expect(parent('resilience stock')).toBe(id('resilience Orders.place'));
+    expect(seen[0]).toBe(id('resilience stock'));
+    // middle.execute, three deep: request → Orders.batch → Orders.place → stock → the callback.
+    expect(parent('resilience Orders.batch')).toBe(id('GET /orders'));
+    expect(parent('resilience Orders.place', 1)).toBe(id('resilience Orders.batch'));
+    expect(parent('resilience stock', 1)).toBe(id('resilience Orders.place', 1));
+    expect(seen[1]).toBe(id('resilience stock', 1));
+    // One trace throughout.
+    expect(new Set(finished.map((s) => s.spanContext().traceId)).size).toBe(1);
+  });
+
   it('records the failure as an exception, and the state change and the rejections as span events', async () => {
     const breaker = new ResiliencePipelineBuilder({
       name: 'payments',
