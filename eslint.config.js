@@ -5,6 +5,12 @@ import tseslint from 'typescript-eslint';
 import prettier from 'eslint-config-prettier';
 import globals from 'globals';
 
+/** internal.ts of a layer is not a package entry (package.json "exports"): nothing outside src/ uses it. */
+const INTERNAL_ENTRY = {
+  regex: '(^|/)src/(.+/)?internal(\\.js)?$',
+  message: 'internal.ts is the package\'s own: use a package entry (package.json "exports").',
+};
+
 export default defineConfig(
   {
     ignores: [
@@ -80,22 +86,31 @@ export default defineConfig(
     // internal.ts of a layer is not a package entry (package.json "exports"): nothing outside src/ uses it.
     files: ['test/**/*.ts', 'bench/**/*.ts', 'sample-app/**/*.ts'],
     rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              regex: '(^|/)src/(.+/)?internal(\\.js)?$',
-              message: 'internal.ts is the package\'s own: use a package entry (package.json "exports").',
-            },
-          ],
-        },
-      ],
+      'no-restricted-imports': ['error', { patterns: [INTERNAL_ENTRY] }],
       'no-restricted-syntax': [
         'error',
         {
           selector: 'MemberExpression[property.name=/^_/]',
           message: "Underscore members are the engine's own; use the public API of the core.",
+        },
+      ],
+    },
+  },
+  {
+    // The engine's specs (test/core, what `npm run mutate:core` runs) load the engine alone: a spec that
+    // imported the root barrel would load the Nest layer for every mutant it covers.
+    files: ['test/core/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            INTERNAL_ENTRY,
+            {
+              regex: '(^|/)src/(index|nest/.+)(\\.js)?$',
+              message: 'An engine spec imports src/core.entry.ts (or src/testing), not an entry that loads NestJS.',
+            },
+          ],
         },
       ],
     },

@@ -8,7 +8,7 @@ import {
   TimeoutRejectedError,
   type Criticality,
   type ResiliencePipeline,
-} from '../../../src/index.js';
+} from '../../../src/core.entry.js';
 import { FakeTimeProvider, flushPromises } from '../../../src/testing/index.js';
 import { deferred } from '../../utils/flaky.js';
 

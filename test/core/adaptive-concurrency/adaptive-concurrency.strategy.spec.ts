@@ -13,7 +13,7 @@ import {
   type Criticality,
   type RateLimiterRejectedError,
   type ResiliencePipeline,
-} from '../../../src/index.js';
+} from '../../../src/core.entry.js';
 import { FakeTimeProvider, flushPromises } from '../../../src/testing/index.js';
 import { deferred } from '../../utils/flaky.js';
 import { RecordingListener } from '../../utils/recording.listener.js';

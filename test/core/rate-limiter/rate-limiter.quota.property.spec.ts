@@ -8,7 +8,7 @@ import {
   TokenBucketRateLimiter,
   type RateLimiter,
   type RateLimitLease,
-} from '../../../src/index.js';
+} from '../../../src/core.entry.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
 
 interface Subject {

@@ -4,7 +4,7 @@ import {
   formatEventFacts,
   resilienceEventDescriptor,
   type EventFact,
-} from '../../../src/index.js';
+} from '../../../src/core.entry.js';
 
 const attributes = (facts: readonly EventFact[]): Record<string, EventFact['value']> =>
   Object.fromEntries(facts.filter((f) => f.attribute !== undefined).map((f) => [f.attribute as string, f.value]));
