@@ -54,6 +54,13 @@ export class RedisFaultProxy {
     return this.connections.size;
   }
 
+  /** Chunks held by the black hole on their way to Redis (what the clients tried to send). */
+  get heldToRedis(): number {
+    let count = 0;
+    for (const { held } of this.connections) count += held.filter((h) => h.direction === 'toUpstream').length;
+    return count;
+  }
+
   /** Delays every chunk, both ways, by `ms`. */
   setLatency(ms: number): void {
     this.latency = ms;

@@ -129,7 +129,7 @@ export class ResilientHttpClient {
         return await this.http.axiosRef.request<T, AxiosResponse<T, D>, D>(attempt);
       } catch (error) {
         // Expose the server's Retry-After (429, 503) to the retry strategy and to the caller.
-        exposeRetryAfter(error);
+        exposeRetryAfter(error, this.registry.timeProvider);
         throw error;
       }
     }, context);

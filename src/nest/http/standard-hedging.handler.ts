@@ -415,7 +415,7 @@ export class StandardHedgingHandler {
     try {
       return await this.http.axiosRef.request<T, AxiosResponse<T, D>, D>(attempt);
     } catch (error) {
-      const retryAfter = exposeRetryAfter(error);
+      const retryAfter = exposeRetryAfter(error, this.registry.timeProvider);
       // The endpoint asked for time: the others take its requests meanwhile, nobody waits.
       if (retryAfter !== undefined)
         this.coolingUntil.set(endpoint.authority, this.registry.timeProvider.now() + retryAfter);

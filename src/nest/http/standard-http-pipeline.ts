@@ -5,7 +5,6 @@ import {
   handleRetryableHttpFailure,
   HTTP_REQUEST_INFO,
   OptionsValidator,
-  systemTimeProvider,
   type CircuitBreakerConfig,
   type HttpRequestInfo,
   type RateLimiterConfig,
@@ -122,11 +121,12 @@ export function retryAfterOf(value: unknown, now: number): number | undefined {
 
 /**
  * Records on a failed request's error the milliseconds its 429 or 503 `Retry-After` asks for (as
- * `error.retryAfter`, where the retry strategy and the caller read it) and returns them.
+ * `error.retryAfter`, where the retry strategy and the caller read it) and returns them. An HTTP date
+ * is read against `time`, the registry's clock, the one the retry delay then runs on.
  *
  * @internal
  */
-export function exposeRetryAfter(error: unknown, time: TimeProvider = systemTimeProvider): number | undefined {
+export function exposeRetryAfter(error: unknown, time: TimeProvider): number | undefined {
   const retryAfter = retryAfterOf(error, time.now());
   if (retryAfter !== undefined && typeof error === 'object' && error !== null) {
     (error as { retryAfter?: number }).retryAfter = retryAfter;

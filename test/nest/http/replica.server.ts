@@ -25,6 +25,7 @@ export class Replica extends EventEmitter {
     this.server = createServer((req, res) => {
       this.hits++;
       this.paths.push(req.url ?? '');
+      this.emit('hit');
       res.on('close', () => {
         if (!res.writableFinished) {
           this.aborted++;
@@ -49,6 +50,11 @@ export class Replica extends EventEmitter {
     return this;
   }
 
+  /** Resolves once `count` requests have reached this replica (bounded by the test's timeout). */
+  async hitCount(count: number): Promise<void> {
+    while (this.hits < count) await new Promise((resolve) => this.once('hit', resolve));
+  }
+
   /** Resolves once `count` requests have been aborted (bounded by the test's timeout). */
   async abortedCount(count: number): Promise<void> {
     while (this.aborted < count) await new Promise((resolve) => this.once('aborted', resolve));
@@ -68,6 +74,17 @@ export function answerAfter(ms: number, answer: (res: ServerResponse) => void): 
   return (_req, res) => {
     const timer = setTimeout(() => answer(res), ms);
     res.on('close', () => clearTimeout(timer));
+  };
+}
+
+/** A handler that holds each request until the test calls `release()`, which answers them all. */
+export function held(answer: (res: ServerResponse) => void): { handler: ReplicaHandler; release: () => void } {
+  const waiting: ServerResponse[] = [];
+  return {
+    handler: (_req, res) => void waiting.push(res),
+    release: () => {
+      for (const res of waiting.splice(0)) if (!res.destroyed) answer(res);
+    },
   };
 }
 

@@ -17,16 +17,21 @@ import {
   type ResilientHttpModuleOptions,
   type ResilientHttpOptionsFactory,
 } from '../../../src/nest/http/index.js';
-import { answerAfter, json, Replica } from './replica.server.js';
+import { FakeTimeProvider } from '../../../src/testing/index.js';
+import { hang, json, Replica } from './replica.server.js';
 
 describe('ResilientHttpModule.registerAsync and forFeature', () => {
   const primary = new Replica('primary');
   const secondary = new Replica('secondary');
   const modules: TestingModule[] = [];
 
-  async function compile(imports: unknown[], providers: unknown[] = []): Promise<TestingModule> {
+  async function compile(
+    imports: unknown[],
+    providers: unknown[] = [],
+    timeProvider?: FakeTimeProvider,
+  ): Promise<TestingModule> {
     const moduleRef = await Test.createTestingModule({
-      imports: [ResilienceModule.forRoot({}), ...(imports as never[])],
+      imports: [ResilienceModule.forRoot({ timeProvider }), ...(imports as never[])],
       providers: providers as never[],
     }).compile();
     modules.push(moduleRef);
@@ -62,30 +67,40 @@ describe('ResilientHttpModule.registerAsync and forFeature', () => {
   });
 
   it('takes the hedging endpoints and timeouts from ConfigService', async () => {
-    const moduleRef = await compile([
-      ConfigModule.forRoot({ ignoreEnvFile: true, load: [configuration] }),
-      ResilientHttpModule.registerAsync({
-        name: 'catalog',
-        imports: [ConfigModule],
-        inject: [ConfigService],
-        useFactory: (config: ConfigService): ResilientHttpModuleOptions => ({
-          hedging: {
-            routing: {
-              groups: [
-                { endpoints: [config.getOrThrow<string>('catalog.primary')] },
-                { endpoints: [config.getOrThrow<string>('catalog.secondary')] },
-              ],
+    const time = new FakeTimeProvider(Date.now());
+    const moduleRef = await compile(
+      [
+        ConfigModule.forRoot({ ignoreEnvFile: true, load: [configuration] }),
+        ResilientHttpModule.registerAsync({
+          name: 'catalog',
+          imports: [ConfigModule],
+          inject: [ConfigService],
+          useFactory: (config: ConfigService): ResilientHttpModuleOptions => ({
+            hedging: {
+              routing: {
+                groups: [
+                  { endpoints: [config.getOrThrow<string>('catalog.primary')] },
+                  { endpoints: [config.getOrThrow<string>('catalog.secondary')] },
+                ],
+              },
+              hedging: { delay: config.getOrThrow<number>('catalog.hedgingDelay') },
             },
-            hedging: { delay: config.getOrThrow<number>('catalog.hedgingDelay') },
-          },
+          }),
         }),
-      }),
-    ]);
-    primary.handler = answerAfter(3_000, (res) => json(res, 200, { server: 'primary' }));
+      ],
+      [],
+      time,
+    );
+    primary.handler = hang;
     const catalog = moduleRef.get<ResilientHttpClient>(getResilientHttpClientToken('catalog'));
-    const started = Date.now();
-    expect((await catalog.get('/products/1')).data).toEqual({ server: 'secondary' });
-    expect(Date.now() - started).toBeLessThan(1_500);
+    const response = catalog.get('/products/1');
+    await primary.hitCount(1);
+    // The configured 100 ms, not the default 2 s: the secondary is asked at 100 ms and not before.
+    await time.advanceAsync(99);
+    for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(secondary.hits).toBe(0);
+    await time.advanceAsync(1);
+    expect((await response).data).toEqual({ server: 'secondary' });
     await primary.abortedCount(1); // the slow primary was aborted
     expect(moduleRef.get(ResiliencePipelineRegistry).pipelineNames).toEqual(
       expect.arrayContaining(['http-hedging:catalog', 'http-hedging:catalog:endpoint']),

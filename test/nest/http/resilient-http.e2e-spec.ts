@@ -165,17 +165,21 @@ describe('ResilientHttpModule against real HTTP servers', () => {
     await expect(response).resolves.toMatchObject({ status: 200 });
   });
 
-  it('honours Retry-After as an HTTP date on 503', async () => {
+  it('honours Retry-After as an HTTP date on 503, read against the registry clock', async () => {
+    // An HTTP date has whole seconds: on the fake clock's next whole second it names exactly 2 s from now.
+    const second = Math.ceil((time.now() + 1) / 1_000) * 1_000;
+    await time.advanceAsync(second - time.now());
     a.reset((_req, res, hit) =>
       hit === 1
-        ? json(res, 503, {}, { 'retry-after': new Date(Date.now() + 2_000).toUTCString() })
+        ? json(res, 503, {}, { 'retry-after': new Date(time.now() + 2_000).toUTCString() })
         : json(res, 200, { ok: true }),
     );
     const response = client.get(`${a.url}/r`);
     await until(() => a.hits === 1);
-    await time.advanceAsync(900);
+    await time.advanceAsync(1_999);
+    await new Promise((r) => setImmediate(r));
     expect(a.hits).toBe(1);
-    await time.advanceAsync(1_100);
+    await time.advanceAsync(1);
     await until(() => a.hits === 2);
     await expect(response).resolves.toMatchObject({ status: 200 });
   });

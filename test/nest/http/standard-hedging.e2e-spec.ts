@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { Test, type TestingModule } from '@nestjs/testing';
-import type { AxiosError } from 'axios';
+import type { AxiosError, AxiosResponse } from 'axios';
 import {
   BrokenCircuitError,
   isResilienceValidationError,
@@ -20,12 +20,16 @@ import {
   type StandardHedgingHandlerOptions,
 } from '../../../src/nest/http/index.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
-import { answerAfter, hang, json, Replica, seededRandom } from './replica.server.js';
+import { hang, held, json, Replica, seededRandom } from './replica.server.js';
 
-/** How long the slow replica takes; every hedged answer must come well before it. */
-const SLOW = 10_000;
-/** A bound far above a loopback answer plus the hedging delay, far below `SLOW`. */
-const WELL_BEFORE_SLOW = 5_000;
+/**
+ * Lets the event loop turn a few times: enough for a request the client had already decided to send
+ * to be on its way, so a test can assert that none was (what it proves does not depend on speed: a
+ * request sent early would still be counted by the assertions that follow).
+ */
+async function turns(count = 20): Promise<void> {
+  for (let i = 0; i < count; i++) await new Promise((resolve) => setImmediate(resolve));
+}
 
 describe('The standard hedging handler against three real replicas', () => {
   const replicas = { a: new Replica('a'), b: new Replica('b'), c: new Replica('c') };
@@ -49,12 +53,6 @@ describe('The standard hedging handler against three real replicas', () => {
     }).compile();
     modules.push(moduleRef);
     return moduleRef.get<ResilientHttpClient>(getResilientHttpClientToken('replicas'));
-  }
-
-  async function timed<T>(promise: Promise<T>): Promise<{ value: T; elapsed: number }> {
-    const started = Date.now();
-    const value = await promise;
-    return { value, elapsed: Date.now() - started };
   }
 
   beforeAll(async () => {
@@ -97,36 +95,46 @@ describe('The standard hedging handler against three real replicas', () => {
   });
 
   it('latency mode: a slow primary is hedged after the delay, the fast answer wins and the slow socket is closed', async () => {
-    a.handler = answerAfter(SLOW, (res) => json(res, 200, { server: 'a' }));
-    const http = await client({ routing: ordered(a, b, c), hedging: { delay: 100, maxHedgedAttempts: 2 } });
+    // The primary never answers; the clock is the fake one and moves only when the test moves it.
+    const time = new FakeTimeProvider(Date.now());
+    a.handler = hang;
+    const http = await client({ routing: ordered(a, b, c), hedging: { delay: 100, maxHedgedAttempts: 2 } }, {}, time);
     for (let i = 1; i <= 5; i++) {
-      const started = Date.now();
-      const { value, elapsed } = await timed(http.get<{ server: string }>(`/items/${i}?q=${i}`));
-      expect(value.data).toEqual({ server: 'b' });
-      expect(elapsed).toBeLessThan(WELL_BEFORE_SLOW);
-      await a.abortedCount(i); // the loser's connection is destroyed, not left to finish
-      expect(a.abortedAt[i - 1] - started).toBeLessThan(WELL_BEFORE_SLOW);
+      const response = http.get<{ server: string }>(`/items/${i}?q=${i}`);
+      await a.hitCount(i);
+      await time.advanceAsync(99);
+      await turns();
+      expect(b.hits).toBe(i - 1); // not hedged before the delay
+      await time.advanceAsync(1);
+      expect((await response).data).toEqual({ server: 'b' }); // the second hedge (at 200 ms) never came
+      await a.abortedCount(i); // the loser's connection is destroyed, not left to hang
     }
     expect([a.hits, b.hits, c.hits]).toEqual([5, 5, 0]);
     // Each attempt went to its endpoint's base path with the request's path and query.
     expect(b.paths).toEqual([1, 2, 3, 4, 5].map((i) => `/api/items/${i}?q=${i}`));
   });
 
-  it('latency mode: concurrent requests all answer before the slow replica would', async () => {
-    a.handler = answerAfter(SLOW, (res) => json(res, 200, { server: 'a' }));
-    const http = await client({ routing: ordered(a, b, c), hedging: { delay: 100 } });
-    const { value, elapsed } = await timed(Promise.all([...Array(20).keys()].map((i) => http.get(`/c/${i}`))));
-    expect(value.map((r) => r.data)).toEqual(Array(20).fill({ server: 'b' }));
-    expect(elapsed).toBeLessThan(WELL_BEFORE_SLOW);
+  it('latency mode: concurrent requests all answer though the slow replica never does', async () => {
+    const time = new FakeTimeProvider(Date.now());
+    a.handler = hang;
+    const http = await client({ routing: ordered(a, b, c), hedging: { delay: 100 } }, {}, time);
+    const responses = Promise.all([...Array(20).keys()].map((i) => http.get(`/c/${i}`)));
+    await a.hitCount(20);
+    await time.advanceAsync(100);
+    expect((await responses).map((r) => r.data)).toEqual(Array(20).fill({ server: 'b' }));
+    expect([a.hits, b.hits, c.hits]).toEqual([20, 20, 0]);
     await a.abortedCount(20);
   });
 
   it('a delay of 0 sends to every planned endpoint at once; the first answer wins', async () => {
-    a.handler = answerAfter(SLOW, (res) => json(res, 200, { server: 'a' }));
-    c.handler = answerAfter(SLOW, (res) => json(res, 200, { server: 'c' }));
-    // b takes long enough for the other two requests to reach their replicas before it answers.
-    b.handler = answerAfter(300, (res) => json(res, 200, { server: 'b' }));
-    const http = await client({ routing: ordered(a, b, c), hedging: { delay: 0, maxHedgedAttempts: 2 } });
+    a.handler = hang;
+    c.handler = hang;
+    // b answers once the other two requests have reached their replicas: all three were sent at once.
+    b.handler = (_req, res) =>
+      void Promise.all([a.hitCount(1), c.hitCount(1)]).then(() => json(res, 200, { server: 'b' }));
+    // The clock never moves: nothing waits on a delay.
+    const time = new FakeTimeProvider(Date.now());
+    const http = await client({ routing: ordered(a, b, c), hedging: { delay: 0, maxHedgedAttempts: 2 } }, {}, time);
     expect((await http.get('/x')).data).toEqual({ server: 'b' });
     expect([a.hits, b.hits, c.hits]).toEqual([1, 1, 1]);
     await Promise.all([a.abortedCount(1), c.abortedCount(1)]);
@@ -134,15 +142,19 @@ describe('The standard hedging handler against three real replicas', () => {
 
   it('a replica answering 503: its circuit opens, then it is skipped without a request or a wait', async () => {
     a.handler = (_req, res) => json(res, 503, { server: 'a' });
-    const http = await client({
-      routing: ordered(a, b, c),
-      endpoint: { circuitBreaker: { kind: 'consecutive', failureThreshold: 3, breakDuration: 60_000 } },
-    });
+    // The default hedging delay is 2 s and the fake clock never moves: a failure hedges at once, an open
+    // circuit costs nothing (a wait for the delay would never end).
+    const time = new FakeTimeProvider(Date.now());
+    const http = await client(
+      {
+        routing: ordered(a, b, c),
+        endpoint: { circuitBreaker: { kind: 'consecutive', failureThreshold: 3, breakDuration: 60_000 } },
+      },
+      {},
+      time,
+    );
     for (let i = 0; i < 10; i++) {
-      const { value, elapsed } = await timed(http.get<{ server: string }>('/x'));
-      expect(value.data).toEqual({ server: 'b' });
-      // The default hedging delay is 2 s: a failure hedges at once, an open circuit costs nothing.
-      expect(elapsed).toBeLessThan(WELL_BEFORE_SLOW);
+      expect((await http.get<{ server: string }>('/x')).data).toEqual({ server: 'b' });
     }
     expect([a.hits, b.hits, c.hits]).toEqual([3, 10, 0]);
     // Telemetry names the endpoint of each attempt (its authority only, never the path).
@@ -167,10 +179,10 @@ describe('The standard hedging handler against three real replicas', () => {
 
   it('all three failing: one attempt per endpoint, then the last failure', async () => {
     for (const r of [a, b, c]) r.handler = (_req, res) => json(res, 503, { server: r.name });
-    const http = await client({ routing: ordered(a, b, c), hedging: { maxHedgedAttempts: 2 } });
-    const started = Date.now();
+    // The fake clock never moves: each failure hedges at once, without the default 2 s delay.
+    const time = new FakeTimeProvider(Date.now());
+    const http = await client({ routing: ordered(a, b, c), hedging: { maxHedgedAttempts: 2 } }, {}, time);
     const error = (await http.get('/x').catch((e: unknown) => e)) as AxiosError<{ server: string }>;
-    expect(Date.now() - started).toBeLessThan(WELL_BEFORE_SLOW);
     expect(error.response?.status).toBe(503);
     expect(error.response?.data).toEqual({ server: 'c' });
     expect([a.hits, b.hits, c.hits]).toEqual([1, 1, 1]);
@@ -189,18 +201,27 @@ describe('The standard hedging handler against three real replicas', () => {
   });
 
   it('fallback mode: the next endpoint only after a failure (a per-endpoint attempt timeout counts)', async () => {
-    a.handler = answerAfter(300, (res) => json(res, 200, { server: 'a' }));
-    const http = await client({
-      routing: ordered(a, b, c),
-      hedging: { mode: 'fallback' },
-      endpoint: { attemptTimeout: 1_000 },
-    });
-    expect((await http.get('/slow-but-fine')).data).toEqual({ server: 'a' });
+    const time = new FakeTimeProvider(Date.now());
+    const slow = held((res) => json(res, 200, { server: 'a' }));
+    a.handler = slow.handler;
+    const http = await client(
+      { routing: ordered(a, b, c), hedging: { mode: 'fallback' }, endpoint: { attemptTimeout: 1_000 } },
+      {},
+      time,
+    );
+    const slowButFine = http.get('/slow-but-fine');
+    await a.hitCount(1);
+    await time.advanceAsync(999); // slow, yet within the attempt timeout: no other endpoint is asked
+    await turns();
+    slow.release();
+    expect((await slowButFine).data).toEqual({ server: 'a' });
     expect(b.hits).toBe(0);
 
     a.handler = hang;
-    const { value } = await timed(http.get('/hangs'));
-    expect(value.data).toEqual({ server: 'b' });
+    const hangs = http.get('/hangs');
+    await a.hitCount(2);
+    await time.advanceAsync(1_000);
+    expect((await hangs).data).toEqual({ server: 'b' });
     await a.abortedCount(1);
     const timeouts = events.filter((e) => e.eventName === 'OnTimeout');
     expect(timeouts.map((e) => e.source.pipelineInstanceName)).toEqual([a.authority]);
@@ -220,11 +241,11 @@ describe('The standard hedging handler against three real replicas', () => {
 
   it('Retry-After from one endpoint sends its traffic to the others meanwhile, without waiting', async () => {
     a.handler = (_req, res) => json(res, 503, { server: 'a' }, { 'retry-after': '60' });
-    const http = await client({ routing: ordered(a, b, c) });
+    // The fake clock never moves: neither the 60 s asked for nor the 2 s hedging delay is waited.
+    const time = new FakeTimeProvider(Date.now());
+    const http = await client({ routing: ordered(a, b, c) }, {}, time);
     for (let i = 0; i < 3; i++) {
-      const { value, elapsed } = await timed(http.get('/x'));
-      expect(value.data).toEqual({ server: 'b' });
-      expect(elapsed).toBeLessThan(WELL_BEFORE_SLOW);
+      expect((await http.get('/x')).data).toEqual({ server: 'b' });
     }
     expect([a.hits, b.hits]).toEqual([1, 3]);
   });
@@ -243,19 +264,37 @@ describe('The standard hedging handler against three real replicas', () => {
   });
 
   it('a client registered idempotent hedges POST too', async () => {
-    a.handler = answerAfter(SLOW, (res) => json(res, 200, { server: 'a' }));
-    const http = await client({ routing: ordered(a, b), hedging: { delay: 50 } }, { idempotent: true });
-    expect((await http.post('/orders', { id: 1 })).data).toEqual({ server: 'b' });
+    const time = new FakeTimeProvider(Date.now());
+    a.handler = hang;
+    const http = await client({ routing: ordered(a, b), hedging: { delay: 50 } }, { idempotent: true }, time);
+    const response = http.post('/orders', { id: 1 });
+    await a.hitCount(1);
+    await time.advanceAsync(50);
+    expect((await response).data).toEqual({ server: 'b' });
     await a.abortedCount(1);
   });
 
   it('POST is hedged only when idempotent or carrying an Idempotency-Key; each attempt sends the same body', async () => {
-    a.handler = answerAfter(500, (res) => json(res, 200, { server: 'a' }));
-    const http = await client({ routing: ordered(a, b), hedging: { delay: 50 } });
-    expect((await http.post('/orders', { id: 1 })).data).toEqual({ server: 'a' });
+    const time = new FakeTimeProvider(Date.now());
+    const slow = held((res) => json(res, 200, { server: 'a' }));
+    a.handler = slow.handler;
+    const http = await client({ routing: ordered(a, b), hedging: { delay: 50 } }, {}, time);
+    const plain = http.post('/orders', { id: 1 });
+    await a.hitCount(1);
+    await time.advanceAsync(50); // past the hedging delay: a plain POST still waits for its one endpoint
+    await turns();
     expect(b.hits).toBe(0);
-    expect((await http.post('/orders', { id: 2 }, { idempotent: true })).data).toEqual({ server: 'b' });
-    expect((await http.post('/orders', { id: 3 }, { headers: { 'Idempotency-Key': 'k3' } })).data).toEqual({
+    slow.release();
+    expect((await plain).data).toEqual({ server: 'a' });
+    a.handler = hang;
+    /** Sends a POST that `a` never answers, moves past the delay and returns who answered. */
+    const hedged = async (sent: Promise<AxiosResponse>, nth: number) => {
+      await a.hitCount(nth);
+      await time.advanceAsync(50);
+      return (await sent).data as unknown;
+    };
+    expect(await hedged(http.post('/orders', { id: 2 }, { idempotent: true }), 2)).toEqual({ server: 'b' });
+    expect(await hedged(http.post('/orders', { id: 3 }, { headers: { 'Idempotency-Key': 'k3' } }), 3)).toEqual({
       server: 'b',
     });
     expect(b.bodies).toEqual([JSON.stringify({ id: 2 }), JSON.stringify({ id: 3 })]);
