@@ -144,7 +144,7 @@ export class ResiliencePipelineRegistry {
       const own = new OptionsValidator('');
       if (this.entries.has(name) || this.invalid.has(name))
         own.add(`pipelines.${name}`, '(exists)', CONFIG_RULES.alreadyRegistered);
-      else this.buildFromConfig(name, undefined, config, own);
+      else this.checkConfig(name, config, own);
       if (!own.isValid) failed.set(name, own.problems);
       v.addIssues(own.problems);
     }
@@ -224,10 +224,17 @@ export class ResiliencePipelineRegistry {
     // Stryker disable next-line StringLiteral: equivalent — this validator only gathers issues made elsewhere (addIssues); its prefix is never applied
     const v = new OptionsValidator('');
     const rebuilt = new Map<string, ResiliencePipeline<unknown> | undefined>();
-    // A pipeline that could not be built leaves its problems in `v`, thrown before any is used.
-    for (const key of entry.instances.keys()) rebuilt.set(key, this.buildFromConfig(name, key || undefined, config, v));
-    if (entry.instances.size === 0) this.buildFromConfig(name, undefined, config, v);
-    v.throwIfInvalid(`Invalid configuration for pipeline "${name}"`);
+    try {
+      // A pipeline that could not be built leaves its problems in `v`, thrown before any is used.
+      for (const key of entry.instances.keys())
+        rebuilt.set(key, this.buildFromConfig(name, key || undefined, config, v));
+      if (entry.instances.size === 0) this.checkConfig(name, config, v);
+      v.throwIfInvalid(`Invalid configuration for pipeline "${name}"`);
+    } catch (error) {
+      // Nothing changes: what was built for the other instances is released.
+      await Promise.all([...rebuilt.values()].map((pipeline) => pipeline?.dispose() ?? Promise.resolve()));
+      throw error;
+    }
     entry.config = config;
     entry.configure = undefined;
     const old: ResiliencePipeline<unknown>[] = [];
@@ -402,6 +409,12 @@ export class ResiliencePipelineRegistry {
     const builder = this.newBuilder<unknown>(name, key);
     entry.configure!(builder, { name, key });
     return builder.build();
+  }
+
+  /** Finds a configuration's problems (into `v`) by building it once, then releases what it built. */
+  private checkConfig(name: string, config: PipelineConfig, v: OptionsValidator): void {
+    const probe = this.buildFromConfig(name, undefined, config, v);
+    probe?.dispose().catch(() => undefined);
   }
 
   private buildFromConfig(

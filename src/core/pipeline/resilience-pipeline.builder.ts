@@ -187,6 +187,8 @@ export class ResiliencePipelineBuilder<T = unknown> {
       strategyType,
     });
     const strategies: ResilienceStrategy<unknown>[] = [];
+    /** The strategies this build made (not those of nested pipelines, which their pipelines own). */
+    const created: ResilienceStrategy<unknown>[] = [];
     const descriptions: StrategyDescriptionSource[] = [];
     const sections: (string | undefined)[] = [];
     for (const entry of this.entries) {
@@ -216,15 +218,21 @@ export class ResiliencePipelineBuilder<T = unknown> {
       recordStrategyOptions(description, entry.options);
       descriptions.push(description);
       sections.push(entry.section);
-      strategies.push(
-        entry.create(entry.options, {
+      try {
+        const strategy = entry.create(entry.options, {
           timeProvider,
           random,
           telemetry: new StrategyTelemetry(source(entry.type, name), listeners),
           pipelineName: this.options.name,
           pipelineInstanceName: this.options.instanceName,
-        }),
-      );
+        });
+        strategies.push(strategy);
+        created.push(strategy);
+      } catch (error) {
+        // The pipeline is not built: the strategies made for it so far release what they hold.
+        for (const strategy of created) releaseQuietly(strategy);
+        throw error;
+      }
     }
     return new ResiliencePipeline<T>({
       strategies,
@@ -260,5 +268,14 @@ export class ResiliencePipelineBuilder<T = unknown> {
         'ResiliencePipelineBuilder misuse',
       );
     }
+  }
+}
+
+/** Disposes a strategy of a pipeline that was not built; its failure is not the one to report. */
+function releaseQuietly(strategy: ResilienceStrategy<unknown>): void {
+  try {
+    Promise.resolve(strategy.dispose?.()).catch(() => undefined);
+  } catch {
+    // the build's own error is reported instead
   }
 }
