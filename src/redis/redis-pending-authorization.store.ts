@@ -5,6 +5,7 @@ import {
   type PendingAuthorizationStore,
   type PendingLoginLimits,
 } from '../oauth/pending-authorization.store.js';
+import { systemTimeProvider, type TimeProvider } from '../core/index.js';
 import { resolveKeyPrefix, withTimeout } from './redis.util.js';
 
 /**
@@ -94,6 +95,11 @@ export interface RedisPendingAuthorizationStoreOptions {
   operationTimeout?: number;
   /** After a failure, Redis is left alone (calls fail at once) for this long, in ms. Default 1000. */
   retryInterval?: number;
+  /**
+   * The clock of `retryInterval` and of the caps' expiry scores. Default: the system clock. The operation
+   * timeout is real time, as the other stores' (a call to Redis takes real time).
+   */
+  timeProvider?: TimeProvider;
 }
 
 /**
@@ -110,6 +116,7 @@ export class RedisPendingAuthorizationStore implements PendingAuthorizationStore
   private readonly prefix: string;
   private readonly operationTimeout: number;
   private readonly retryInterval: number;
+  private readonly time: TimeProvider;
   private unavailableUntil = 0;
 
   constructor(
@@ -119,11 +126,12 @@ export class RedisPendingAuthorizationStore implements PendingAuthorizationStore
     this.prefix = `${resolveKeyPrefix(options.keyPrefix)}:oauth:{pending}:`;
     this.operationTimeout = options.operationTimeout ?? 1_000;
     this.retryInterval = options.retryInterval ?? 1_000;
+    this.time = options.timeProvider ?? systemTimeProvider;
   }
 
   async save(state: string, entry: PendingAuthorization, ttl: number, limits?: PendingLoginLimits): Promise<void> {
     const px = Math.max(1, Math.ceil(ttl));
-    const now = Date.now();
+    const now = this.time.now();
     const address = entry.clientAddress ?? '';
     const result = (await this.call(() =>
       this.client.eval(
@@ -165,14 +173,14 @@ export class RedisPendingAuthorizationStore implements PendingAuthorizationStore
   }
 
   private async call(command: () => Promise<unknown>): Promise<unknown> {
-    const now = Date.now();
+    const now = this.time.now();
     if (now < this.unavailableUntil) {
       throw new PendingStoreUnavailableError('Redis pending-login store unavailable', this.unavailableUntil - now);
     }
     try {
       return await withTimeout(command(), this.operationTimeout);
     } catch (error) {
-      this.unavailableUntil = Date.now() + this.retryInterval;
+      this.unavailableUntil = this.time.now() + this.retryInterval;
       throw new PendingStoreUnavailableError('Redis pending-login store unavailable', this.retryInterval, {
         cause: error,
       });

@@ -147,7 +147,11 @@ export async function createRedisStores(
         logger: context.logger,
         timeProvider: context.timeProvider,
       })),
-    pendingAuthorizationStore: () => new RedisPendingAuthorizationStore(client, { keyPrefix: storeOptions.keyPrefix }),
+    pendingAuthorizationStore: () =>
+      new RedisPendingAuthorizationStore(client, {
+        keyPrefix: storeOptions.keyPrefix,
+        timeProvider: context.timeProvider,
+      }),
     distributedLimiter: (id, limitOptions) =>
       new RedisRateLimiter({
         client,

@@ -3,6 +3,7 @@ import { createServer, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
 import { PendingLoginLimitError, type PendingAuthorization } from '../../src/oauth/index.js';
 import { PendingStoreUnavailableError, RedisPendingAuthorizationStore } from '../../src/redis/index.js';
+import { FakeTimeProvider } from '../../src/testing/index.js';
 import { ready, redisClient, uniquePrefix } from './redis-test.utils.js';
 
 const entry: PendingAuthorization = {
@@ -115,13 +116,32 @@ describe('Redis pending-authorization store', () => {
     const down = redisClient({ url: `redis://127.0.0.1:${port}`, retryDelay: 1_000 });
     down.on('error', () => undefined);
     try {
-      const store = new RedisPendingAuthorizationStore(down, { retryInterval: 5_000 });
-      const first = await store.save('s', entry, 60_000, limits).catch((e: unknown) => e);
+      const time = new FakeTimeProvider(Date.now());
+      const store = new RedisPendingAuthorizationStore(down, { retryInterval: 5_000, timeProvider: time });
+      let asked = 0;
+      const eval_ = down.eval.bind(down);
+      (down as unknown as { eval: unknown }).eval = (...args: Parameters<typeof eval_>) => (asked++, eval_(...args));
+      const first = (await store.save('s', entry, 60_000, limits).catch((e: unknown) => e)) as Error;
       expect(first).toBeInstanceOf(PendingStoreUnavailableError);
+      expect(first.message).toBe('Redis pending-login store unavailable');
+      expect(first.name).toBe('PendingStoreUnavailableError');
       expect((first as PendingStoreUnavailableError).retryAfter).toBe(5_000);
-      const second = await store.take('s').catch((e: unknown) => e);
+      expect(first.cause).toBeInstanceOf(Error); // what Redis said, for the log; never in a public body
+      expect(asked).toBe(1);
+      // Within retryInterval: at once, without asking Redis, saying how long is left.
+      time.advance(2_000);
+      const second = (await store.take('s').catch((e: unknown) => e)) as PendingStoreUnavailableError;
       expect(second).toBeInstanceOf(PendingStoreUnavailableError);
-      expect((second as PendingStoreUnavailableError).retryAfter).toBeLessThanOrEqual(5_000);
+      expect(second.message).toBe('Redis pending-login store unavailable');
+      expect(second.retryAfter).toBe(3_000);
+      time.advance(2_999);
+      expect(((await store.take('s').catch((e: unknown) => e)) as PendingStoreUnavailableError).retryAfter).toBe(1);
+      expect(asked).toBe(1);
+      // Then Redis is asked again.
+      time.advance(1);
+      const third = (await store.take('s').catch((e: unknown) => e)) as PendingStoreUnavailableError;
+      expect(asked).toBe(2);
+      expect(third.retryAfter).toBe(5_000);
     } finally {
       down.disconnect();
     }
@@ -144,7 +164,7 @@ describe('Redis pending-authorization store', () => {
     try {
       await new Promise<void>((resolve) => hung.once('ready', () => resolve()));
       answering = false;
-      const store = new RedisPendingAuthorizationStore(hung, { operationTimeout: 200 });
+      const store = new RedisPendingAuthorizationStore(hung, { operationTimeout: 200 }); // the default clock
       const started = performance.now();
       const error = await store.save('s', entry, 60_000, limits).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(PendingStoreUnavailableError);
