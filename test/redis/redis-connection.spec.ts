@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { createServer, type AddressInfo } from 'node:net';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { Logger, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import type { Redis } from 'ioredis';
@@ -337,5 +337,49 @@ describe('the reconnection schedule of a connection opened here', () => {
     const retryStrategy = (connection.client as Redis).options.retryStrategy!;
     expect([1, 2, 5, 10, 11, 100].map((attempt) => retryStrategy(attempt))).toEqual([50, 100, 250, 500, 500, 500]);
     await connection.close(0);
+  });
+});
+
+describe('a connection opened here never ends while the application runs', () => {
+  const readyAgain = (client: Redis) => new Promise<void>((resolve) => client.once('ready', () => resolve()));
+
+  it('a client that ends on its own (ioredis gives up a reconnection) starts over; one closed on shutdown stays closed', async () => {
+    const connection = openRedisConnection({ url: process.env.REDIS_URL! });
+    const client = connection.client as Redis;
+    expect(await connection.connect()).toBeUndefined();
+    expect(client.status).toBe('ready');
+    // What ioredis does when a reconnection attempt is aborted: the client ends, for good unless started over.
+    const ended = new Promise((resolve) => client.once('end', resolve));
+    const again = readyAgain(client);
+    client.disconnect();
+    await ended;
+    await again;
+    expect(await client.ping()).toBe('PONG');
+    // Closing: ended, and left so.
+    let reconnected = false;
+    client.once('connect', () => (reconnected = true));
+    const closed = new Promise((resolve) => client.once('end', resolve));
+    await connection.close(1_000);
+    await closed;
+    await new Promise((resolve) => setTimeout(resolve, 200)); // past the 50 ms after which it would start over
+    expect(reconnected).toBe(false);
+    expect(client.status).toBe('end');
+  });
+
+  it('connect() settles with the failure of a connection that closes before it is ready', async () => {
+    // A server that accepts and closes at once: the client's first close comes before any ready.
+    const sockets: Socket[] = [];
+    const closing = createServer((socket) => void sockets.push(socket.destroy()));
+    await new Promise<void>((resolve) => closing.listen(0, '127.0.0.1', resolve));
+    const port = (closing.address() as { port: number }).port;
+    const connection = openRedisConnection({ url: `redis://127.0.0.1:${port}` });
+    try {
+      // Whichever the client sees first, the write that failed or the close: connect() settles with it.
+      const error = await connection.connect();
+      expect(String(error)).toMatch(/EPIPE|ECONNRESET|the connection closed before it was ready/);
+    } finally {
+      await connection.close(0);
+      await new Promise((resolve) => closing.close(resolve));
+    }
   });
 });
