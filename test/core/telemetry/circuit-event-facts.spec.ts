@@ -57,6 +57,7 @@ describe('the figures of the circuit breaker events', () => {
     // Opened by hand: no health figures.
     const manual = describeResilienceEvent('OnCircuitOpened', { reason: 'manual', breakDuration: 5_000 });
     expect(formatEventFacts(manual)).toEqual(['reason=manual', 'breakDuration=5000ms']);
+    expect(manual).toHaveLength(3); // state, reason, break duration: nothing for the missing health
   });
 
   it('OnCircuitClosed and OnCircuitHalfOpened: the state they enter, the reason it closed', async () => {
@@ -82,6 +83,7 @@ describe('the figures of the circuit breaker events', () => {
     const isolated = describeResilienceEvent('OnCircuitRejected', { state: 'isolated', retryAfter: undefined });
     expect(attributes(isolated)).toEqual({ 'circuit.state': 'isolated' });
     expect(formatEventFacts(isolated)).toEqual(['state=isolated']);
+    expect(isolated).toHaveLength(1);
     expect(resilienceEventDescriptor('OnCircuitRejected')).toMatchObject({ severity: 'debug' });
   });
 
