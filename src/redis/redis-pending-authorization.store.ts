@@ -11,24 +11,27 @@ import { resolveKeyPrefix, withTimeout } from './redis.util.js';
 /**
  * Saves a pending login: drops the one of the same browser binding, refuses past the per-address and
  * overall caps (sorted sets scored by expiry, pruned on the way), then writes the entry, the binding's
- * pointer and both index entries — every key with an expiry.
- * KEYS: entry, binding, address index, overall index. ARGV: entry JSON, ttl, now, per-address cap,
- * overall cap, state, entry-key prefix, address hash ('' = none), address-key prefix.
+ * pointer and both index entries — every key with an expiry. The caps' scores are on Redis's own clock,
+ * the one its keys expire by (so every instance agrees, whatever its clock).
+ * KEYS: entry, binding, address index, overall index. ARGV: entry JSON, ttl, per-address cap, overall
+ * cap, state, entry-key prefix, address hash ('' = none), address-key prefix.
  */
 const SAVE_SCRIPT = `
+if redis.replicate_commands then redis.replicate_commands() end
 local ttl = tonumber(ARGV[2])
-local now = tonumber(ARGV[3])
-local perAddress = tonumber(ARGV[4])
-local total = tonumber(ARGV[5])
-local address = ARGV[8]
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local perAddress = tonumber(ARGV[3])
+local total = tonumber(ARGV[4])
+local address = ARGV[7]
 local previous = redis.call('GET', KEYS[2])
 if previous then
   local sep = string.find(previous, '|', 1, true)
   local oldState = string.sub(previous, 1, sep - 1)
   local oldAddress = string.sub(previous, sep + 1)
-  redis.call('DEL', ARGV[7] .. oldState)
+  redis.call('DEL', ARGV[6] .. oldState)
   redis.call('ZREM', KEYS[4], oldState)
-  if oldAddress ~= '' then redis.call('ZREM', ARGV[9] .. oldAddress, oldState) end
+  if oldAddress ~= '' then redis.call('ZREM', ARGV[8] .. oldAddress, oldState) end
 end
 if address ~= '' then
   redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
@@ -43,11 +46,11 @@ if total > 0 and redis.call('ZCARD', KEYS[4]) >= total then
   return {'total', tostring(tonumber(first[2]) - now)}
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
-redis.call('SET', KEYS[2], ARGV[6] .. '|' .. address, 'PX', ttl)
-redis.call('ZADD', KEYS[4], now + ttl, ARGV[6])
+redis.call('SET', KEYS[2], ARGV[5] .. '|' .. address, 'PX', ttl)
+redis.call('ZADD', KEYS[4], now + ttl, ARGV[5])
 if redis.call('PTTL', KEYS[4]) < ttl then redis.call('PEXPIRE', KEYS[4], ttl) end
 if address ~= '' then
-  redis.call('ZADD', KEYS[3], now + ttl, ARGV[6])
+  redis.call('ZADD', KEYS[3], now + ttl, ARGV[5])
   if redis.call('PTTL', KEYS[3]) < ttl then redis.call('PEXPIRE', KEYS[3], ttl) end
 end
 return {'ok', '0'}
@@ -96,8 +99,8 @@ export interface RedisPendingAuthorizationStoreOptions {
   /** After a failure, Redis is left alone (calls fail at once) for this long, in ms. Default 1000. */
   retryInterval?: number;
   /**
-   * The clock of `retryInterval` and of the caps' expiry scores. Default: the system clock. The operation
-   * timeout is real time, as the other stores' (a call to Redis takes real time).
+   * The clock of `retryInterval`. Default: the system clock. The caps count on Redis's own clock (the one
+   * its keys expire by) and the operation timeout is real time, as the other stores'.
    */
   timeProvider?: TimeProvider;
 }
@@ -131,7 +134,6 @@ export class RedisPendingAuthorizationStore implements PendingAuthorizationStore
 
   async save(state: string, entry: PendingAuthorization, ttl: number, limits?: PendingLoginLimits): Promise<void> {
     const px = Math.max(1, Math.ceil(ttl));
-    const now = this.time.now();
     const address = entry.clientAddress ?? '';
     const result = (await this.call(() =>
       this.client.eval(
@@ -143,7 +145,6 @@ export class RedisPendingAuthorizationStore implements PendingAuthorizationStore
         `${this.prefix}all`,
         JSON.stringify(entry),
         px,
-        now,
         limits?.perAddress ?? 0,
         limits?.total ?? 0,
         state,

@@ -71,9 +71,11 @@ describe('RedisFleetChannel', () => {
       logger: { warn: () => undefined },
     });
     expect(await keyPrefixed.read()).toEqual(new Map());
-    await channel.publish('default-prefix-test', 'x', 5_000);
-    expect(await c.hget('nest-resilience:fleet', 'default-prefix-test')).toBe('x');
-    await channel.forget(['default-prefix-test']);
+    const instance = uniquePrefix('instance'); // the default key may be shared with other runs
+    await channel.publish(instance, 'x', 5_000);
+    expect(await c.hget('nest-resilience:fleet', instance)).toBe('x');
+    await channel.forget([instance]);
+    expect(await c.hget('nest-resilience:fleet', instance)).toBeNull();
   });
 
   it('an unanswered publish starts an outage: logged once, Redis left alone for retryInterval, the answer that ends it logged once', async () => {

@@ -108,6 +108,26 @@ describe('Redis pending-authorization store', () => {
     expect(await client.zcard(`${keyPrefix}:oauth:{pending}:all`)).toBe(5);
   });
 
+  it("counts the caps on Redis's clock, the one its keys expire by, whatever the application's clock says", async () => {
+    const keyPrefix = uniquePrefix('caps-clock');
+    // An application clock an hour behind (a fake one nobody advances, or a skewed host).
+    const time = new FakeTimeProvider(Date.now() - 3_600_000);
+    const store = new RedisPendingAuthorizationStore(client, { keyPrefix, timeProvider: time });
+    const save = (i: number, ttl: number) =>
+      store.save(`s-${i}`, { ...entry, browserBinding: `b-${i}`, clientAddress: 'a' }, ttl, limits);
+    await save(0, 60_000); // keeps the address's index alive
+    for (let i = 1; i < 3; i++) await save(i, 50);
+    // Gone in Redis after their 50 ms: they no longer take a place, though the application's clock is behind.
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    await expect(save(3, 60_000)).resolves.toBeUndefined();
+    await expect(save(4, 60_000)).resolves.toBeUndefined();
+    const refused = (await save(5, 60_000).catch((e: unknown) => e)) as PendingLoginLimitError;
+    expect(refused).toMatchObject({ limit: 'address' });
+    // When a place frees up, in Redis's time: under a minute, not an hour more.
+    expect(refused.retryAfter).toBeGreaterThan(50_000);
+    expect(refused.retryAfter).toBeLessThanOrEqual(60_000);
+  });
+
   it('fails with PendingStoreUnavailableError (and a Retry-After) when Redis does not answer, then fails fast', async () => {
     const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));

@@ -1,8 +1,8 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from '@jest/globals';
+import { afterAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { ResilienceValidationError } from '../../src/core.entry.js';
 import { applicationName, keySlot, resolveKeyPrefix } from '../../src/redis/redis.util.js';
@@ -56,8 +56,14 @@ describe('keySlot', () => {
 });
 
 describe("the default key prefix, from the application's package.json", () => {
+  const made: string[] = [];
+  afterAll(() => {
+    for (const directory of made) rmSync(directory, { recursive: true, force: true });
+  });
   const dir = (packageJson?: string): string => {
-    const directory = mkdtempSync(join(tmpdir(), 'nest-resilience-app-'));
+    // The real path: process.cwd() reports it so where the temporary folder is a symbolic link.
+    const directory = realpathSync(mkdtempSync(join(tmpdir(), 'nest-resilience-app-')));
+    made.push(directory);
     if (packageJson !== undefined) writeFileSync(join(directory, 'package.json'), packageJson);
     return directory;
   };

@@ -231,8 +231,9 @@ export class ResiliencePipelineRegistry {
       if (entry.instances.size === 0) this.checkConfig(name, config, v);
       v.throwIfInvalid(`Invalid configuration for pipeline "${name}"`);
     } catch (error) {
-      // Nothing changes: what was built for the other instances is released.
-      await Promise.all([...rebuilt.values()].map((pipeline) => pipeline?.dispose() ?? Promise.resolve()));
+      // Nothing changes: what was built for the other instances is released (the reload's error is the one
+      // to report, whatever a disposal does).
+      await Promise.allSettled([...rebuilt.values()].map((pipeline) => pipeline?.dispose() ?? Promise.resolve()));
       throw error;
     }
     entry.config = config;

@@ -229,7 +229,8 @@ export class ResiliencePipelineBuilder<T = unknown> {
         strategies.push(strategy);
         created.push(strategy);
       } catch (error) {
-        // The pipeline is not built: the strategies made for it so far release what they hold.
+        // The pipeline is not built: the strategies made for it so far are disposed (their manual controls,
+        // waiters and timers). A state provider a breaker took stays taken, as after any build.
         for (const strategy of created) releaseQuietly(strategy);
         throw error;
       }

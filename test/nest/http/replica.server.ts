@@ -77,12 +77,17 @@ export function answerAfter(ms: number, answer: (res: ServerResponse) => void): 
   };
 }
 
-/** A handler that holds each request until the test calls `release()`, which answers them all. */
+/**
+ * A handler that holds each request until the test calls `release()`, which answers them all; requests
+ * that come in (or finish arriving) after it are answered at once.
+ */
 export function held(answer: (res: ServerResponse) => void): { handler: ReplicaHandler; release: () => void } {
   const waiting: ServerResponse[] = [];
+  let released = false;
   return {
-    handler: (_req, res) => void waiting.push(res),
+    handler: (_req, res) => (released ? answer(res) : void waiting.push(res)),
     release: () => {
+      released = true;
       for (const res of waiting.splice(0)) if (!res.destroyed) answer(res);
     },
   };

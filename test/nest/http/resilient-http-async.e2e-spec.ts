@@ -97,6 +97,7 @@ describe('ResilientHttpModule.registerAsync and forFeature', () => {
     await primary.hitCount(1);
     // The configured 100 ms, not the default 2 s: the secondary is asked at 100 ms and not before.
     await time.advanceAsync(99);
+    expect(time.pendingDelays[0]).toBe(1); // the hedge is due at exactly the configured delay
     for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
     expect(secondary.hits).toBe(0);
     await time.advanceAsync(1);

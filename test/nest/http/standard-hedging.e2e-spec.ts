@@ -23,9 +23,9 @@ import { FakeTimeProvider } from '../../../src/testing/index.js';
 import { hang, held, json, Replica, seededRandom } from './replica.server.js';
 
 /**
- * Lets the event loop turn a few times: enough for a request the client had already decided to send
- * to be on its way, so a test can assert that none was (what it proves does not depend on speed: a
- * request sent early would still be counted by the assertions that follow).
+ * Lets the event loop turn a few times, so that a request the client had already sent reaches its replica
+ * before the test asserts that none was sent. Where the timing is the point, the tests also read when the
+ * hedge is due on the fake clock, which does not depend on speed at all.
  */
 async function turns(count = 20): Promise<void> {
   for (let i = 0; i < count; i++) await new Promise((resolve) => setImmediate(resolve));
@@ -103,8 +103,9 @@ describe('The standard hedging handler against three real replicas', () => {
       const response = http.get<{ server: string }>(`/items/${i}?q=${i}`);
       await a.hitCount(i);
       await time.advanceAsync(99);
+      expect(time.pendingDelays[0]).toBe(1); // the hedge is due at exactly the delay
       await turns();
-      expect(b.hits).toBe(i - 1); // not hedged before the delay
+      expect(b.hits).toBe(i - 1); // and was not sent before it
       await time.advanceAsync(1);
       expect((await response).data).toEqual({ server: 'b' }); // the second hedge (at 200 ms) never came
       await a.abortedCount(i); // the loser's connection is destroyed, not left to hang
