@@ -1,11 +1,11 @@
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import type { Redis } from 'ioredis';
 import type { AdaptiveThrottlingSyncRequest } from '../../src/core.entry.js';
 import { RedisAdaptiveThrottlingStore, type RedisAdaptiveThrottlingStoreOptions } from '../../src/redis/index.js';
 import { FakeTimeProvider } from '../../src/testing/index.js';
 import { keySlot } from '../../src/redis/redis.util.js';
 import { RedisFaultProxy } from './redis-fault.proxy.js';
-import { ready, redisClient, uniquePrefix } from './redis-test.utils.js';
+import { cleanupAfterEach, readyClient, uniquePrefix } from './redis-test.utils.js';
 
 /**
  * The Redis store of fleet-shared adaptive throttling windows, against the test run's redis-server —
@@ -15,18 +15,8 @@ import { ready, redisClient, uniquePrefix } from './redis-test.utils.js';
 const BUDGET = 100;
 const RETRY_INTERVAL = 1_000;
 
-const cleanups: (() => Promise<unknown> | void)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function client(url?: string): Promise<Redis> {
-  const c = redisClient({ url, retryDelay: 20 });
-  c.on('error', () => undefined);
-  cleanups.push(() => c.disconnect());
-  await ready(c);
-  return c;
-}
+const cleanups = cleanupAfterEach();
+const client = (url?: string): Promise<Redis> => readyClient(cleanups, url);
 
 function request(overrides: Partial<AdaptiveThrottlingSyncRequest> = {}): AdaptiveThrottlingSyncRequest {
   return {

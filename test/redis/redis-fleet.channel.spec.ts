@@ -1,27 +1,17 @@
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import type { Redis } from 'ioredis';
 import { RedisFleetChannel, type RedisFleetChannelOptions } from '../../src/redis/redis-fleet.channel.js';
 import { FakeTimeProvider } from '../../src/testing/index.js';
 import { RedisFaultProxy } from './redis-fault.proxy.js';
-import { ready, redisClient, uniquePrefix } from './redis-test.utils.js';
+import { cleanupAfterEach, readyClient, uniquePrefix } from './redis-test.utils.js';
 
 /**
  * The channel the fleet's stats travel on (the dashboard's fleet view), against the test run's
  * redis-server, through the fault proxy where Redis must stop answering. `retryInterval` runs on a fake
  * clock; the operation timeout is real (a black-holed call really waits for it).
  */
-const cleanups: (() => Promise<unknown> | void)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function client(url?: string): Promise<Redis> {
-  const c = redisClient({ url, retryDelay: 20 });
-  c.on('error', () => undefined);
-  cleanups.push(() => c.disconnect());
-  await ready(c);
-  return c;
-}
+const cleanups = cleanupAfterEach();
+const client = (url?: string): Promise<Redis> => readyClient(cleanups, url);
 
 async function harness(options: Partial<RedisFleetChannelOptions> = {}) {
   const proxy = await RedisFaultProxy.start(process.env.REDIS_URL!);

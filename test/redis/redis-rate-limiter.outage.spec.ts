@@ -1,10 +1,10 @@
-import { afterEach, describe, expect, it, jest } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
 import type { Redis } from 'ioredis';
 import { ResilienceContext } from '../../src/index.js';
 import { RedisRateLimiter, type RedisRateLimiterOptions } from '../../src/redis/index.js';
 import { FakeTimeProvider } from '../../src/testing/index.js';
 import { RedisFaultProxy } from './redis-fault.proxy.js';
-import { ready, redisClient, uniquePrefix } from './redis-test.utils.js';
+import { cleanupAfterEach, readyClient, redisClient, uniquePrefix } from './redis-test.utils.js';
 
 /**
  * The distributed rate limiter's keys, answers and outage modes, against the test run's redis-server —
@@ -14,18 +14,8 @@ import { ready, redisClient, uniquePrefix } from './redis-test.utils.js';
 const BUDGET = 100;
 const RETRY_INTERVAL = 1_000;
 
-const cleanups: (() => Promise<unknown> | void)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function client(url?: string): Promise<Redis> {
-  const c = redisClient({ url, retryDelay: 20 });
-  c.on('error', () => undefined);
-  cleanups.push(() => c.disconnect());
-  await ready(c);
-  return c;
-}
+const cleanups = cleanupAfterEach();
+const client = (url?: string): Promise<Redis> => readyClient(cleanups, url);
 
 async function harness(options: Partial<RedisRateLimiterOptions> = {}) {
   const proxy = await RedisFaultProxy.start(process.env.REDIS_URL!);
