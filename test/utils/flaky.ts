@@ -44,6 +44,14 @@ export function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
+/**
+ * Lets the event loop turn `count` times: enough for a request already on its way over loopback to reach
+ * its server before a test asserts that none was sent.
+ */
+export async function turns(count = 20): Promise<void> {
+  for (let i = 0; i < count; i++) await nextTurn();
+}
+
 /** A promise that has not settled after all pending continuations ran. */
 export async function isPending(promise: Promise<unknown>): Promise<boolean> {
   const marker = Symbol('pending');

@@ -18,6 +18,7 @@ import {
   type ResilientHttpOptionsFactory,
 } from '../../../src/nest/http/index.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
+import { turns } from '../../utils/flaky.js';
 import { hang, json, Replica } from './replica.server.js';
 
 describe('ResilientHttpModule.registerAsync and forFeature', () => {
@@ -98,7 +99,7 @@ describe('ResilientHttpModule.registerAsync and forFeature', () => {
     // The configured 100 ms, not the default 2 s: the secondary is asked at 100 ms and not before.
     await time.advanceAsync(99);
     expect(time.pendingDelays[0]).toBe(1); // the hedge is due at exactly the configured delay
-    for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+    await turns();
     expect(secondary.hits).toBe(0);
     await time.advanceAsync(1);
     expect((await response).data).toEqual({ server: 'secondary' });

@@ -20,16 +20,8 @@ import {
   type StandardHedgingHandlerOptions,
 } from '../../../src/nest/http/index.js';
 import { FakeTimeProvider } from '../../../src/testing/index.js';
+import { turns } from '../../utils/flaky.js';
 import { hang, held, json, Replica, seededRandom } from './replica.server.js';
-
-/**
- * Lets the event loop turn a few times, so that a request the client had already sent reaches its replica
- * before the test asserts that none was sent. Where the timing is the point, the tests also read when the
- * hedge is due on the fake clock, which does not depend on speed at all.
- */
-async function turns(count = 20): Promise<void> {
-  for (let i = 0; i < count; i++) await new Promise((resolve) => setImmediate(resolve));
-}
 
 describe('The standard hedging handler against three real replicas', () => {
   const replicas = { a: new Replica('a'), b: new Replica('b'), c: new Replica('c') };
